@@ -1145,6 +1145,14 @@ type QueueLimits struct {
 	// cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
 	// waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
 	PriorityAging *durationpb.Duration `protobuf:"bytes,5,opt,name=priority_aging,json=priorityAging,proto3" json:"priority_aging,omitempty"`
+	// group: the shared concurrency group (SetGroupLimits) the queue is a member of; empty means
+	// none. Its grants then count in the group too, under the group's limits as well as the
+	// queue's. A group that was never set is FAILED_PRECONDITION (reason GROUP_REFUSED, message
+	// naming limits.group) and nothing is written. So is any group on a Redis Cluster: the
+	// group's counts live in another slot than the queue's keys, and one script cannot touch
+	// both, so Baton refuses the configuration rather than enforce it inexactly. A queue in no
+	// group pays nothing for groups.
+	Group         string `protobuf:"bytes,6,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1214,6 +1222,465 @@ func (x *QueueLimits) GetPriorityAging() *durationpb.Duration {
 	return nil
 }
 
+func (x *QueueLimits) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+// GroupLimits are a shared concurrency group's limits, over all of its member queues together.
+type GroupLimits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// concurrency: most leases held at once over every member queue; 0 means no limit; at most
+	// 1,000,000.
+	Concurrency uint32 `protobuf:"varint,1,opt,name=concurrency,proto3" json:"concurrency,omitempty"`
+	// rate of grants over every member queue; absent means no limit.
+	Rate *RateLimit `protobuf:"bytes,2,opt,name=rate,proto3" json:"rate,omitempty"`
+	// key_concurrency: most leases held at once by the agents of one key (Agent.key) over every
+	// member queue; 0 means no limit; at most 1,000,000.
+	KeyConcurrency uint32 `protobuf:"varint,3,opt,name=key_concurrency,json=keyConcurrency,proto3" json:"key_concurrency,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GroupLimits) Reset() {
+	*x = GroupLimits{}
+	mi := &file_baton_v1_admin_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GroupLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GroupLimits) ProtoMessage() {}
+
+func (x *GroupLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GroupLimits.ProtoReflect.Descriptor instead.
+func (*GroupLimits) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *GroupLimits) GetConcurrency() uint32 {
+	if x != nil {
+		return x.Concurrency
+	}
+	return 0
+}
+
+func (x *GroupLimits) GetRate() *RateLimit {
+	if x != nil {
+		return x.Rate
+	}
+	return nil
+}
+
+func (x *GroupLimits) GetKeyConcurrency() uint32 {
+	if x != nil {
+		return x.KeyConcurrency
+	}
+	return 0
+}
+
+// GroupLimitsEntry is a group's limits and what it holds now.
+type GroupLimitsEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// group name.
+	Group string `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	// limits of the group (burst filled in).
+	Limits *GroupLimits `protobuf:"bytes,2,opt,name=limits,proto3" json:"limits,omitempty"`
+	// held: leases granted under the group and not ended yet, over every member queue.
+	Held uint64 `protobuf:"varint,3,opt,name=held,proto3" json:"held,omitempty"`
+	// rate_tokens: what the group's bucket holds now (with a rate).
+	RateTokens    float64 `protobuf:"fixed64,4,opt,name=rate_tokens,json=rateTokens,proto3" json:"rate_tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GroupLimitsEntry) Reset() {
+	*x = GroupLimitsEntry{}
+	mi := &file_baton_v1_admin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GroupLimitsEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GroupLimitsEntry) ProtoMessage() {}
+
+func (x *GroupLimitsEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GroupLimitsEntry.ProtoReflect.Descriptor instead.
+func (*GroupLimitsEntry) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GroupLimitsEntry) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *GroupLimitsEntry) GetLimits() *GroupLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *GroupLimitsEntry) GetHeld() uint64 {
+	if x != nil {
+		return x.Held
+	}
+	return 0
+}
+
+func (x *GroupLimitsEntry) GetRateTokens() float64 {
+	if x != nil {
+		return x.RateTokens
+	}
+	return 0
+}
+
+// SetGroupLimitsRequest creates or replaces a group's limits.
+type SetGroupLimitsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// group to set: a name, [A-Za-z0-9._-]{1,128}.
+	Group string `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	// limits to set; absent (or empty) removes every limit (the group stays).
+	Limits        *GroupLimits `protobuf:"bytes,2,opt,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetGroupLimitsRequest) Reset() {
+	*x = SetGroupLimitsRequest{}
+	mi := &file_baton_v1_admin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetGroupLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetGroupLimitsRequest) ProtoMessage() {}
+
+func (x *SetGroupLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetGroupLimitsRequest.ProtoReflect.Descriptor instead.
+func (*SetGroupLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SetGroupLimitsRequest) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *SetGroupLimitsRequest) GetLimits() *GroupLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// SetGroupLimitsResponse says what is now stored.
+type SetGroupLimitsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// group now in force, with what it holds.
+	Group *GroupLimitsEntry `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	// replaced is true when the group existed before.
+	Replaced      bool `protobuf:"varint,2,opt,name=replaced,proto3" json:"replaced,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetGroupLimitsResponse) Reset() {
+	*x = SetGroupLimitsResponse{}
+	mi := &file_baton_v1_admin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetGroupLimitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetGroupLimitsResponse) ProtoMessage() {}
+
+func (x *SetGroupLimitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetGroupLimitsResponse.ProtoReflect.Descriptor instead.
+func (*SetGroupLimitsResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *SetGroupLimitsResponse) GetGroup() *GroupLimitsEntry {
+	if x != nil {
+		return x.Group
+	}
+	return nil
+}
+
+func (x *SetGroupLimitsResponse) GetReplaced() bool {
+	if x != nil {
+		return x.Replaced
+	}
+	return false
+}
+
+// GetGroupLimitsRequest names a group.
+type GetGroupLimitsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// group to read.
+	Group         string `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetGroupLimitsRequest) Reset() {
+	*x = GetGroupLimitsRequest{}
+	mi := &file_baton_v1_admin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetGroupLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetGroupLimitsRequest) ProtoMessage() {}
+
+func (x *GetGroupLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetGroupLimitsRequest.ProtoReflect.Descriptor instead.
+func (*GetGroupLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *GetGroupLimitsRequest) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+// GetGroupLimitsResponse is one group's limits and usage.
+type GetGroupLimitsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// group read.
+	Group         *GroupLimitsEntry `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetGroupLimitsResponse) Reset() {
+	*x = GetGroupLimitsResponse{}
+	mi := &file_baton_v1_admin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetGroupLimitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetGroupLimitsResponse) ProtoMessage() {}
+
+func (x *GetGroupLimitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetGroupLimitsResponse.ProtoReflect.Descriptor instead.
+func (*GetGroupLimitsResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *GetGroupLimitsResponse) GetGroup() *GroupLimitsEntry {
+	if x != nil {
+		return x.Group
+	}
+	return nil
+}
+
+// ListGroupLimitsRequest pages through the groups.
+type ListGroupLimitsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// page_size is the most entries to return; 0 means 100; at most 1000.
+	PageSize uint32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token continues a listing: the next_page_token of the previous page; anything else is
+	// INVALID_ARGUMENT.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListGroupLimitsRequest) Reset() {
+	*x = ListGroupLimitsRequest{}
+	mi := &file_baton_v1_admin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListGroupLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListGroupLimitsRequest) ProtoMessage() {}
+
+func (x *ListGroupLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListGroupLimitsRequest.ProtoReflect.Descriptor instead.
+func (*ListGroupLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ListGroupLimitsRequest) GetPageSize() uint32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListGroupLimitsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListGroupLimitsResponse is one page of groups.
+type ListGroupLimitsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// groups on this page, in name order.
+	Groups []*GroupLimitsEntry `protobuf:"bytes,1,rep,name=groups,proto3" json:"groups,omitempty"`
+	// next_page_token continues the listing; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListGroupLimitsResponse) Reset() {
+	*x = ListGroupLimitsResponse{}
+	mi := &file_baton_v1_admin_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListGroupLimitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListGroupLimitsResponse) ProtoMessage() {}
+
+func (x *ListGroupLimitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_admin_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListGroupLimitsResponse.ProtoReflect.Descriptor instead.
+func (*ListGroupLimitsResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ListGroupLimitsResponse) GetGroups() []*GroupLimitsEntry {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+func (x *ListGroupLimitsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 // SetLimitsRequest replaces a queue's limits.
 type SetLimitsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1232,7 +1699,7 @@ type SetLimitsRequest struct {
 
 func (x *SetLimitsRequest) Reset() {
 	*x = SetLimitsRequest{}
-	mi := &file_baton_v1_admin_proto_msgTypes[16]
+	mi := &file_baton_v1_admin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1244,7 +1711,7 @@ func (x *SetLimitsRequest) String() string {
 func (*SetLimitsRequest) ProtoMessage() {}
 
 func (x *SetLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[16]
+	mi := &file_baton_v1_admin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1257,7 +1724,7 @@ func (x *SetLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLimitsRequest.ProtoReflect.Descriptor instead.
 func (*SetLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{16}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SetLimitsRequest) GetQueue() string {
@@ -1292,7 +1759,7 @@ type SetLimitsResponse struct {
 
 func (x *SetLimitsResponse) Reset() {
 	*x = SetLimitsResponse{}
-	mi := &file_baton_v1_admin_proto_msgTypes[17]
+	mi := &file_baton_v1_admin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1304,7 +1771,7 @@ func (x *SetLimitsResponse) String() string {
 func (*SetLimitsResponse) ProtoMessage() {}
 
 func (x *SetLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[17]
+	mi := &file_baton_v1_admin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1317,7 +1784,7 @@ func (x *SetLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetLimitsResponse.ProtoReflect.Descriptor instead.
 func (*SetLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{17}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SetLimitsResponse) GetLimits() *QueueLimits {
@@ -1347,7 +1814,7 @@ type KeyLimits struct {
 
 func (x *KeyLimits) Reset() {
 	*x = KeyLimits{}
-	mi := &file_baton_v1_admin_proto_msgTypes[18]
+	mi := &file_baton_v1_admin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1826,7 @@ func (x *KeyLimits) String() string {
 func (*KeyLimits) ProtoMessage() {}
 
 func (x *KeyLimits) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[18]
+	mi := &file_baton_v1_admin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1839,7 @@ func (x *KeyLimits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyLimits.ProtoReflect.Descriptor instead.
 func (*KeyLimits) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{18}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *KeyLimits) GetWeight() uint32 {
@@ -1411,7 +1878,7 @@ type KeyLimitsEntry struct {
 
 func (x *KeyLimitsEntry) Reset() {
 	*x = KeyLimitsEntry{}
-	mi := &file_baton_v1_admin_proto_msgTypes[19]
+	mi := &file_baton_v1_admin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1423,7 +1890,7 @@ func (x *KeyLimitsEntry) String() string {
 func (*KeyLimitsEntry) ProtoMessage() {}
 
 func (x *KeyLimitsEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[19]
+	mi := &file_baton_v1_admin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1436,7 +1903,7 @@ func (x *KeyLimitsEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyLimitsEntry.ProtoReflect.Descriptor instead.
 func (*KeyLimitsEntry) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{19}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *KeyLimitsEntry) GetKey() string {
@@ -1475,7 +1942,7 @@ type SetKeyLimitsRequest struct {
 
 func (x *SetKeyLimitsRequest) Reset() {
 	*x = SetKeyLimitsRequest{}
-	mi := &file_baton_v1_admin_proto_msgTypes[20]
+	mi := &file_baton_v1_admin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1487,7 +1954,7 @@ func (x *SetKeyLimitsRequest) String() string {
 func (*SetKeyLimitsRequest) ProtoMessage() {}
 
 func (x *SetKeyLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[20]
+	mi := &file_baton_v1_admin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1500,7 +1967,7 @@ func (x *SetKeyLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetKeyLimitsRequest.ProtoReflect.Descriptor instead.
 func (*SetKeyLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{20}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SetKeyLimitsRequest) GetQueue() string {
@@ -1537,7 +2004,7 @@ type SetKeyLimitsResponse struct {
 
 func (x *SetKeyLimitsResponse) Reset() {
 	*x = SetKeyLimitsResponse{}
-	mi := &file_baton_v1_admin_proto_msgTypes[21]
+	mi := &file_baton_v1_admin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1549,7 +2016,7 @@ func (x *SetKeyLimitsResponse) String() string {
 func (*SetKeyLimitsResponse) ProtoMessage() {}
 
 func (x *SetKeyLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[21]
+	mi := &file_baton_v1_admin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1562,7 +2029,7 @@ func (x *SetKeyLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetKeyLimitsResponse.ProtoReflect.Descriptor instead.
 func (*SetKeyLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{21}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SetKeyLimitsResponse) GetKeyLimits() *KeyLimitsEntry {
@@ -1592,7 +2059,7 @@ type GetKeyLimitsRequest struct {
 
 func (x *GetKeyLimitsRequest) Reset() {
 	*x = GetKeyLimitsRequest{}
-	mi := &file_baton_v1_admin_proto_msgTypes[22]
+	mi := &file_baton_v1_admin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1604,7 +2071,7 @@ func (x *GetKeyLimitsRequest) String() string {
 func (*GetKeyLimitsRequest) ProtoMessage() {}
 
 func (x *GetKeyLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[22]
+	mi := &file_baton_v1_admin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1617,7 +2084,7 @@ func (x *GetKeyLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKeyLimitsRequest.ProtoReflect.Descriptor instead.
 func (*GetKeyLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{22}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetKeyLimitsRequest) GetQueue() string {
@@ -1645,7 +2112,7 @@ type GetKeyLimitsResponse struct {
 
 func (x *GetKeyLimitsResponse) Reset() {
 	*x = GetKeyLimitsResponse{}
-	mi := &file_baton_v1_admin_proto_msgTypes[23]
+	mi := &file_baton_v1_admin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1657,7 +2124,7 @@ func (x *GetKeyLimitsResponse) String() string {
 func (*GetKeyLimitsResponse) ProtoMessage() {}
 
 func (x *GetKeyLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[23]
+	mi := &file_baton_v1_admin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1670,7 +2137,7 @@ func (x *GetKeyLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKeyLimitsResponse.ProtoReflect.Descriptor instead.
 func (*GetKeyLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{23}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetKeyLimitsResponse) GetKeyLimits() *KeyLimitsEntry {
@@ -1696,7 +2163,7 @@ type ListKeyLimitsRequest struct {
 
 func (x *ListKeyLimitsRequest) Reset() {
 	*x = ListKeyLimitsRequest{}
-	mi := &file_baton_v1_admin_proto_msgTypes[24]
+	mi := &file_baton_v1_admin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1708,7 +2175,7 @@ func (x *ListKeyLimitsRequest) String() string {
 func (*ListKeyLimitsRequest) ProtoMessage() {}
 
 func (x *ListKeyLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[24]
+	mi := &file_baton_v1_admin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1721,7 +2188,7 @@ func (x *ListKeyLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeyLimitsRequest.ProtoReflect.Descriptor instead.
 func (*ListKeyLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{24}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListKeyLimitsRequest) GetQueue() string {
@@ -1758,7 +2225,7 @@ type ListKeyLimitsResponse struct {
 
 func (x *ListKeyLimitsResponse) Reset() {
 	*x = ListKeyLimitsResponse{}
-	mi := &file_baton_v1_admin_proto_msgTypes[25]
+	mi := &file_baton_v1_admin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1770,7 +2237,7 @@ func (x *ListKeyLimitsResponse) String() string {
 func (*ListKeyLimitsResponse) ProtoMessage() {}
 
 func (x *ListKeyLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[25]
+	mi := &file_baton_v1_admin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1783,7 +2250,7 @@ func (x *ListKeyLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeyLimitsResponse.ProtoReflect.Descriptor instead.
 func (*ListKeyLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{25}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListKeyLimitsResponse) GetKeys() []*KeyLimitsEntry {
@@ -1811,7 +2278,7 @@ type RecountKeysRequest struct {
 
 func (x *RecountKeysRequest) Reset() {
 	*x = RecountKeysRequest{}
-	mi := &file_baton_v1_admin_proto_msgTypes[26]
+	mi := &file_baton_v1_admin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +2290,7 @@ func (x *RecountKeysRequest) String() string {
 func (*RecountKeysRequest) ProtoMessage() {}
 
 func (x *RecountKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[26]
+	mi := &file_baton_v1_admin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +2303,7 @@ func (x *RecountKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecountKeysRequest.ProtoReflect.Descriptor instead.
 func (*RecountKeysRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{26}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *RecountKeysRequest) GetQueue() string {
@@ -1859,7 +2326,7 @@ type RecountKeysResponse struct {
 
 func (x *RecountKeysResponse) Reset() {
 	*x = RecountKeysResponse{}
-	mi := &file_baton_v1_admin_proto_msgTypes[27]
+	mi := &file_baton_v1_admin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1871,7 +2338,7 @@ func (x *RecountKeysResponse) String() string {
 func (*RecountKeysResponse) ProtoMessage() {}
 
 func (x *RecountKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[27]
+	mi := &file_baton_v1_admin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1884,7 +2351,7 @@ func (x *RecountKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecountKeysResponse.ProtoReflect.Descriptor instead.
 func (*RecountKeysResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{27}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RecountKeysResponse) GetLeases() uint64 {
@@ -1916,7 +2383,7 @@ type PauseRequest struct {
 
 func (x *PauseRequest) Reset() {
 	*x = PauseRequest{}
-	mi := &file_baton_v1_admin_proto_msgTypes[28]
+	mi := &file_baton_v1_admin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1928,7 +2395,7 @@ func (x *PauseRequest) String() string {
 func (*PauseRequest) ProtoMessage() {}
 
 func (x *PauseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[28]
+	mi := &file_baton_v1_admin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1941,7 +2408,7 @@ func (x *PauseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRequest.ProtoReflect.Descriptor instead.
 func (*PauseRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{28}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PauseRequest) GetSource() *Source {
@@ -1969,7 +2436,7 @@ type PauseResponse struct {
 
 func (x *PauseResponse) Reset() {
 	*x = PauseResponse{}
-	mi := &file_baton_v1_admin_proto_msgTypes[29]
+	mi := &file_baton_v1_admin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1981,7 +2448,7 @@ func (x *PauseResponse) String() string {
 func (*PauseResponse) ProtoMessage() {}
 
 func (x *PauseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[29]
+	mi := &file_baton_v1_admin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1994,7 +2461,7 @@ func (x *PauseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseResponse.ProtoReflect.Descriptor instead.
 func (*PauseResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{29}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PauseResponse) GetChanged() bool {
@@ -2018,7 +2485,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_baton_v1_admin_proto_msgTypes[30]
+	mi := &file_baton_v1_admin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2030,7 +2497,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[30]
+	mi := &file_baton_v1_admin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2043,7 +2510,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{30}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ResumeRequest) GetSource() *Source {
@@ -2071,7 +2538,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_baton_v1_admin_proto_msgTypes[31]
+	mi := &file_baton_v1_admin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2083,7 +2550,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_admin_proto_msgTypes[31]
+	mi := &file_baton_v1_admin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2096,7 +2563,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_admin_proto_rawDescGZIP(), []int{31}
+	return file_baton_v1_admin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ResumeResponse) GetChanged() bool {
@@ -2187,13 +2654,41 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\tRateLimit\x12\x1d\n" +
 	"\n" +
 	"per_second\x18\x01 \x01(\x01R\tperSecond\x12\x14\n" +
-	"\x05burst\x18\x02 \x01(\rR\x05burst\"\xf3\x01\n" +
+	"\x05burst\x18\x02 \x01(\rR\x05burst\"\x89\x02\n" +
 	"\vQueueLimits\x12 \n" +
 	"\vconcurrency\x18\x01 \x01(\rR\vconcurrency\x12'\n" +
 	"\x04rate\x18\x02 \x01(\v2\x13.baton.v1.RateLimitR\x04rate\x12'\n" +
 	"\x0fkey_concurrency\x18\x03 \x01(\rR\x0ekeyConcurrency\x12.\n" +
 	"\bkey_rate\x18\x04 \x01(\v2\x13.baton.v1.RateLimitR\akeyRate\x12@\n" +
-	"\x0epriority_aging\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\rpriorityAging\"o\n" +
+	"\x0epriority_aging\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\rpriorityAging\x12\x14\n" +
+	"\x05group\x18\x06 \x01(\tR\x05group\"\x81\x01\n" +
+	"\vGroupLimits\x12 \n" +
+	"\vconcurrency\x18\x01 \x01(\rR\vconcurrency\x12'\n" +
+	"\x04rate\x18\x02 \x01(\v2\x13.baton.v1.RateLimitR\x04rate\x12'\n" +
+	"\x0fkey_concurrency\x18\x03 \x01(\rR\x0ekeyConcurrency\"\x8c\x01\n" +
+	"\x10GroupLimitsEntry\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\tR\x05group\x12-\n" +
+	"\x06limits\x18\x02 \x01(\v2\x15.baton.v1.GroupLimitsR\x06limits\x12\x12\n" +
+	"\x04held\x18\x03 \x01(\x04R\x04held\x12\x1f\n" +
+	"\vrate_tokens\x18\x04 \x01(\x01R\n" +
+	"rateTokens\"\\\n" +
+	"\x15SetGroupLimitsRequest\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\tR\x05group\x12-\n" +
+	"\x06limits\x18\x02 \x01(\v2\x15.baton.v1.GroupLimitsR\x06limits\"f\n" +
+	"\x16SetGroupLimitsResponse\x120\n" +
+	"\x05group\x18\x01 \x01(\v2\x1a.baton.v1.GroupLimitsEntryR\x05group\x12\x1a\n" +
+	"\breplaced\x18\x02 \x01(\bR\breplaced\"-\n" +
+	"\x15GetGroupLimitsRequest\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\tR\x05group\"J\n" +
+	"\x16GetGroupLimitsResponse\x120\n" +
+	"\x05group\x18\x01 \x01(\v2\x1a.baton.v1.GroupLimitsEntryR\x05group\"T\n" +
+	"\x16ListGroupLimitsRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\rR\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"u\n" +
+	"\x17ListGroupLimitsResponse\x122\n" +
+	"\x06groups\x18\x01 \x03(\v2\x1a.baton.v1.GroupLimitsEntryR\x06groups\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"o\n" +
 	"\x10SetLimitsRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12-\n" +
 	"\x06limits\x18\x02 \x01(\v2\x15.baton.v1.QueueLimitsR\x06limits\x12\x16\n" +
@@ -2256,7 +2751,7 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\x19HEALTH_STATUS_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15HEALTH_STATUS_HEALTHY\x10\x01\x12\x1a\n" +
 	"\x16HEALTH_STATUS_DEGRADED\x10\x02\x12\x1b\n" +
-	"\x17HEALTH_STATUS_UNHEALTHY\x10\x032\x92\a\n" +
+	"\x17HEALTH_STATUS_UNHEALTHY\x10\x032\x94\t\n" +
 	"\fAdminService\x12D\n" +
 	"\tGetHealth\x12\x1a.baton.v1.GetHealthRequest\x1a\x1b.baton.v1.GetHealthResponse\x12V\n" +
 	"\x0fListDeadLetters\x12 .baton.v1.ListDeadLettersRequest\x1a!.baton.v1.ListDeadLettersResponse\x12V\n" +
@@ -2266,7 +2761,10 @@ const file_baton_v1_admin_proto_rawDesc = "" +
 	"\tSetLimits\x12\x1a.baton.v1.SetLimitsRequest\x1a\x1b.baton.v1.SetLimitsResponse\x12M\n" +
 	"\fSetKeyLimits\x12\x1d.baton.v1.SetKeyLimitsRequest\x1a\x1e.baton.v1.SetKeyLimitsResponse\x12M\n" +
 	"\fGetKeyLimits\x12\x1d.baton.v1.GetKeyLimitsRequest\x1a\x1e.baton.v1.GetKeyLimitsResponse\x12P\n" +
-	"\rListKeyLimits\x12\x1e.baton.v1.ListKeyLimitsRequest\x1a\x1f.baton.v1.ListKeyLimitsResponse\x12J\n" +
+	"\rListKeyLimits\x12\x1e.baton.v1.ListKeyLimitsRequest\x1a\x1f.baton.v1.ListKeyLimitsResponse\x12S\n" +
+	"\x0eSetGroupLimits\x12\x1f.baton.v1.SetGroupLimitsRequest\x1a .baton.v1.SetGroupLimitsResponse\x12S\n" +
+	"\x0eGetGroupLimits\x12\x1f.baton.v1.GetGroupLimitsRequest\x1a .baton.v1.GetGroupLimitsResponse\x12V\n" +
+	"\x0fListGroupLimits\x12 .baton.v1.ListGroupLimitsRequest\x1a!.baton.v1.ListGroupLimitsResponse\x12J\n" +
 	"\vRecountKeys\x12\x1c.baton.v1.RecountKeysRequest\x1a\x1d.baton.v1.RecountKeysResponse\x128\n" +
 	"\x05Pause\x12\x16.baton.v1.PauseRequest\x1a\x17.baton.v1.PauseResponse\x12;\n" +
 	"\x06Resume\x12\x17.baton.v1.ResumeRequest\x1a\x18.baton.v1.ResumeResponseB\x9b\x01\n" +
@@ -2286,7 +2784,7 @@ func file_baton_v1_admin_proto_rawDescGZIP() []byte {
 }
 
 var file_baton_v1_admin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_baton_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_baton_v1_admin_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_baton_v1_admin_proto_goTypes = []any{
 	(SourceKind)(0),                  // 0: baton.v1.SourceKind
 	(HealthStatus)(0),                // 1: baton.v1.HealthStatus
@@ -2306,39 +2804,47 @@ var file_baton_v1_admin_proto_goTypes = []any{
 	(*PurgeResponse)(nil),            // 15: baton.v1.PurgeResponse
 	(*RateLimit)(nil),                // 16: baton.v1.RateLimit
 	(*QueueLimits)(nil),              // 17: baton.v1.QueueLimits
-	(*SetLimitsRequest)(nil),         // 18: baton.v1.SetLimitsRequest
-	(*SetLimitsResponse)(nil),        // 19: baton.v1.SetLimitsResponse
-	(*KeyLimits)(nil),                // 20: baton.v1.KeyLimits
-	(*KeyLimitsEntry)(nil),           // 21: baton.v1.KeyLimitsEntry
-	(*SetKeyLimitsRequest)(nil),      // 22: baton.v1.SetKeyLimitsRequest
-	(*SetKeyLimitsResponse)(nil),     // 23: baton.v1.SetKeyLimitsResponse
-	(*GetKeyLimitsRequest)(nil),      // 24: baton.v1.GetKeyLimitsRequest
-	(*GetKeyLimitsResponse)(nil),     // 25: baton.v1.GetKeyLimitsResponse
-	(*ListKeyLimitsRequest)(nil),     // 26: baton.v1.ListKeyLimitsRequest
-	(*ListKeyLimitsResponse)(nil),    // 27: baton.v1.ListKeyLimitsResponse
-	(*RecountKeysRequest)(nil),       // 28: baton.v1.RecountKeysRequest
-	(*RecountKeysResponse)(nil),      // 29: baton.v1.RecountKeysResponse
-	(*PauseRequest)(nil),             // 30: baton.v1.PauseRequest
-	(*PauseResponse)(nil),            // 31: baton.v1.PauseResponse
-	(*ResumeRequest)(nil),            // 32: baton.v1.ResumeRequest
-	(*ResumeResponse)(nil),           // 33: baton.v1.ResumeResponse
-	nil,                              // 34: baton.v1.DeadLetter.AttributesEntry
-	(*durationpb.Duration)(nil),      // 35: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),    // 36: google.protobuf.Timestamp
+	(*GroupLimits)(nil),              // 18: baton.v1.GroupLimits
+	(*GroupLimitsEntry)(nil),         // 19: baton.v1.GroupLimitsEntry
+	(*SetGroupLimitsRequest)(nil),    // 20: baton.v1.SetGroupLimitsRequest
+	(*SetGroupLimitsResponse)(nil),   // 21: baton.v1.SetGroupLimitsResponse
+	(*GetGroupLimitsRequest)(nil),    // 22: baton.v1.GetGroupLimitsRequest
+	(*GetGroupLimitsResponse)(nil),   // 23: baton.v1.GetGroupLimitsResponse
+	(*ListGroupLimitsRequest)(nil),   // 24: baton.v1.ListGroupLimitsRequest
+	(*ListGroupLimitsResponse)(nil),  // 25: baton.v1.ListGroupLimitsResponse
+	(*SetLimitsRequest)(nil),         // 26: baton.v1.SetLimitsRequest
+	(*SetLimitsResponse)(nil),        // 27: baton.v1.SetLimitsResponse
+	(*KeyLimits)(nil),                // 28: baton.v1.KeyLimits
+	(*KeyLimitsEntry)(nil),           // 29: baton.v1.KeyLimitsEntry
+	(*SetKeyLimitsRequest)(nil),      // 30: baton.v1.SetKeyLimitsRequest
+	(*SetKeyLimitsResponse)(nil),     // 31: baton.v1.SetKeyLimitsResponse
+	(*GetKeyLimitsRequest)(nil),      // 32: baton.v1.GetKeyLimitsRequest
+	(*GetKeyLimitsResponse)(nil),     // 33: baton.v1.GetKeyLimitsResponse
+	(*ListKeyLimitsRequest)(nil),     // 34: baton.v1.ListKeyLimitsRequest
+	(*ListKeyLimitsResponse)(nil),    // 35: baton.v1.ListKeyLimitsResponse
+	(*RecountKeysRequest)(nil),       // 36: baton.v1.RecountKeysRequest
+	(*RecountKeysResponse)(nil),      // 37: baton.v1.RecountKeysResponse
+	(*PauseRequest)(nil),             // 38: baton.v1.PauseRequest
+	(*PauseResponse)(nil),            // 39: baton.v1.PauseResponse
+	(*ResumeRequest)(nil),            // 40: baton.v1.ResumeRequest
+	(*ResumeResponse)(nil),           // 41: baton.v1.ResumeResponse
+	nil,                              // 42: baton.v1.DeadLetter.AttributesEntry
+	(*durationpb.Duration)(nil),      // 43: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),    // 44: google.protobuf.Timestamp
 }
 var file_baton_v1_admin_proto_depIdxs = []int32{
 	0,  // 0: baton.v1.Source.kind:type_name -> baton.v1.SourceKind
 	2,  // 1: baton.v1.SourceHealth.source:type_name -> baton.v1.Source
-	35, // 2: baton.v1.SourceHealth.oldest_age:type_name -> google.protobuf.Duration
-	35, // 3: baton.v1.SourceHealth.average_age:type_name -> google.protobuf.Duration
+	43, // 2: baton.v1.SourceHealth.oldest_age:type_name -> google.protobuf.Duration
+	43, // 3: baton.v1.SourceHealth.average_age:type_name -> google.protobuf.Duration
 	1,  // 4: baton.v1.SourceHealth.status:type_name -> baton.v1.HealthStatus
 	17, // 5: baton.v1.SourceHealth.limits:type_name -> baton.v1.QueueLimits
 	1,  // 6: baton.v1.GetHealthResponse.status:type_name -> baton.v1.HealthStatus
 	4,  // 7: baton.v1.GetHealthResponse.sources:type_name -> baton.v1.SourceHealth
-	36, // 8: baton.v1.GetHealthResponse.checked_at:type_name -> google.protobuf.Timestamp
+	44, // 8: baton.v1.GetHealthResponse.checked_at:type_name -> google.protobuf.Timestamp
 	2,  // 9: baton.v1.DeadLetter.source:type_name -> baton.v1.Source
-	36, // 10: baton.v1.DeadLetter.failed_at:type_name -> google.protobuf.Timestamp
-	34, // 11: baton.v1.DeadLetter.attributes:type_name -> baton.v1.DeadLetter.AttributesEntry
+	44, // 10: baton.v1.DeadLetter.failed_at:type_name -> google.protobuf.Timestamp
+	42, // 11: baton.v1.DeadLetter.attributes:type_name -> baton.v1.DeadLetter.AttributesEntry
 	2,  // 12: baton.v1.ListDeadLettersRequest.source:type_name -> baton.v1.Source
 	6,  // 13: baton.v1.ListDeadLettersResponse.dead_letters:type_name -> baton.v1.DeadLetter
 	2,  // 14: baton.v1.RetryDeadLetterRequest.source:type_name -> baton.v1.Source
@@ -2347,46 +2853,58 @@ var file_baton_v1_admin_proto_depIdxs = []int32{
 	14, // 17: baton.v1.PurgeResponse.items:type_name -> baton.v1.PurgedItem
 	16, // 18: baton.v1.QueueLimits.rate:type_name -> baton.v1.RateLimit
 	16, // 19: baton.v1.QueueLimits.key_rate:type_name -> baton.v1.RateLimit
-	35, // 20: baton.v1.QueueLimits.priority_aging:type_name -> google.protobuf.Duration
-	17, // 21: baton.v1.SetLimitsRequest.limits:type_name -> baton.v1.QueueLimits
-	17, // 22: baton.v1.SetLimitsResponse.limits:type_name -> baton.v1.QueueLimits
-	16, // 23: baton.v1.KeyLimits.rate:type_name -> baton.v1.RateLimit
-	20, // 24: baton.v1.KeyLimitsEntry.limits:type_name -> baton.v1.KeyLimits
-	20, // 25: baton.v1.SetKeyLimitsRequest.limits:type_name -> baton.v1.KeyLimits
-	21, // 26: baton.v1.SetKeyLimitsResponse.key_limits:type_name -> baton.v1.KeyLimitsEntry
-	21, // 27: baton.v1.GetKeyLimitsResponse.key_limits:type_name -> baton.v1.KeyLimitsEntry
-	21, // 28: baton.v1.ListKeyLimitsResponse.keys:type_name -> baton.v1.KeyLimitsEntry
-	2,  // 29: baton.v1.PauseRequest.source:type_name -> baton.v1.Source
-	2,  // 30: baton.v1.ResumeRequest.source:type_name -> baton.v1.Source
-	3,  // 31: baton.v1.AdminService.GetHealth:input_type -> baton.v1.GetHealthRequest
-	7,  // 32: baton.v1.AdminService.ListDeadLetters:input_type -> baton.v1.ListDeadLettersRequest
-	9,  // 33: baton.v1.AdminService.RetryDeadLetter:input_type -> baton.v1.RetryDeadLetterRequest
-	11, // 34: baton.v1.AdminService.DeleteDeadLetter:input_type -> baton.v1.DeleteDeadLetterRequest
-	13, // 35: baton.v1.AdminService.Purge:input_type -> baton.v1.PurgeRequest
-	18, // 36: baton.v1.AdminService.SetLimits:input_type -> baton.v1.SetLimitsRequest
-	22, // 37: baton.v1.AdminService.SetKeyLimits:input_type -> baton.v1.SetKeyLimitsRequest
-	24, // 38: baton.v1.AdminService.GetKeyLimits:input_type -> baton.v1.GetKeyLimitsRequest
-	26, // 39: baton.v1.AdminService.ListKeyLimits:input_type -> baton.v1.ListKeyLimitsRequest
-	28, // 40: baton.v1.AdminService.RecountKeys:input_type -> baton.v1.RecountKeysRequest
-	30, // 41: baton.v1.AdminService.Pause:input_type -> baton.v1.PauseRequest
-	32, // 42: baton.v1.AdminService.Resume:input_type -> baton.v1.ResumeRequest
-	5,  // 43: baton.v1.AdminService.GetHealth:output_type -> baton.v1.GetHealthResponse
-	8,  // 44: baton.v1.AdminService.ListDeadLetters:output_type -> baton.v1.ListDeadLettersResponse
-	10, // 45: baton.v1.AdminService.RetryDeadLetter:output_type -> baton.v1.RetryDeadLetterResponse
-	12, // 46: baton.v1.AdminService.DeleteDeadLetter:output_type -> baton.v1.DeleteDeadLetterResponse
-	15, // 47: baton.v1.AdminService.Purge:output_type -> baton.v1.PurgeResponse
-	19, // 48: baton.v1.AdminService.SetLimits:output_type -> baton.v1.SetLimitsResponse
-	23, // 49: baton.v1.AdminService.SetKeyLimits:output_type -> baton.v1.SetKeyLimitsResponse
-	25, // 50: baton.v1.AdminService.GetKeyLimits:output_type -> baton.v1.GetKeyLimitsResponse
-	27, // 51: baton.v1.AdminService.ListKeyLimits:output_type -> baton.v1.ListKeyLimitsResponse
-	29, // 52: baton.v1.AdminService.RecountKeys:output_type -> baton.v1.RecountKeysResponse
-	31, // 53: baton.v1.AdminService.Pause:output_type -> baton.v1.PauseResponse
-	33, // 54: baton.v1.AdminService.Resume:output_type -> baton.v1.ResumeResponse
-	43, // [43:55] is the sub-list for method output_type
-	31, // [31:43] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	43, // 20: baton.v1.QueueLimits.priority_aging:type_name -> google.protobuf.Duration
+	16, // 21: baton.v1.GroupLimits.rate:type_name -> baton.v1.RateLimit
+	18, // 22: baton.v1.GroupLimitsEntry.limits:type_name -> baton.v1.GroupLimits
+	18, // 23: baton.v1.SetGroupLimitsRequest.limits:type_name -> baton.v1.GroupLimits
+	19, // 24: baton.v1.SetGroupLimitsResponse.group:type_name -> baton.v1.GroupLimitsEntry
+	19, // 25: baton.v1.GetGroupLimitsResponse.group:type_name -> baton.v1.GroupLimitsEntry
+	19, // 26: baton.v1.ListGroupLimitsResponse.groups:type_name -> baton.v1.GroupLimitsEntry
+	17, // 27: baton.v1.SetLimitsRequest.limits:type_name -> baton.v1.QueueLimits
+	17, // 28: baton.v1.SetLimitsResponse.limits:type_name -> baton.v1.QueueLimits
+	16, // 29: baton.v1.KeyLimits.rate:type_name -> baton.v1.RateLimit
+	28, // 30: baton.v1.KeyLimitsEntry.limits:type_name -> baton.v1.KeyLimits
+	28, // 31: baton.v1.SetKeyLimitsRequest.limits:type_name -> baton.v1.KeyLimits
+	29, // 32: baton.v1.SetKeyLimitsResponse.key_limits:type_name -> baton.v1.KeyLimitsEntry
+	29, // 33: baton.v1.GetKeyLimitsResponse.key_limits:type_name -> baton.v1.KeyLimitsEntry
+	29, // 34: baton.v1.ListKeyLimitsResponse.keys:type_name -> baton.v1.KeyLimitsEntry
+	2,  // 35: baton.v1.PauseRequest.source:type_name -> baton.v1.Source
+	2,  // 36: baton.v1.ResumeRequest.source:type_name -> baton.v1.Source
+	3,  // 37: baton.v1.AdminService.GetHealth:input_type -> baton.v1.GetHealthRequest
+	7,  // 38: baton.v1.AdminService.ListDeadLetters:input_type -> baton.v1.ListDeadLettersRequest
+	9,  // 39: baton.v1.AdminService.RetryDeadLetter:input_type -> baton.v1.RetryDeadLetterRequest
+	11, // 40: baton.v1.AdminService.DeleteDeadLetter:input_type -> baton.v1.DeleteDeadLetterRequest
+	13, // 41: baton.v1.AdminService.Purge:input_type -> baton.v1.PurgeRequest
+	26, // 42: baton.v1.AdminService.SetLimits:input_type -> baton.v1.SetLimitsRequest
+	30, // 43: baton.v1.AdminService.SetKeyLimits:input_type -> baton.v1.SetKeyLimitsRequest
+	32, // 44: baton.v1.AdminService.GetKeyLimits:input_type -> baton.v1.GetKeyLimitsRequest
+	34, // 45: baton.v1.AdminService.ListKeyLimits:input_type -> baton.v1.ListKeyLimitsRequest
+	20, // 46: baton.v1.AdminService.SetGroupLimits:input_type -> baton.v1.SetGroupLimitsRequest
+	22, // 47: baton.v1.AdminService.GetGroupLimits:input_type -> baton.v1.GetGroupLimitsRequest
+	24, // 48: baton.v1.AdminService.ListGroupLimits:input_type -> baton.v1.ListGroupLimitsRequest
+	36, // 49: baton.v1.AdminService.RecountKeys:input_type -> baton.v1.RecountKeysRequest
+	38, // 50: baton.v1.AdminService.Pause:input_type -> baton.v1.PauseRequest
+	40, // 51: baton.v1.AdminService.Resume:input_type -> baton.v1.ResumeRequest
+	5,  // 52: baton.v1.AdminService.GetHealth:output_type -> baton.v1.GetHealthResponse
+	8,  // 53: baton.v1.AdminService.ListDeadLetters:output_type -> baton.v1.ListDeadLettersResponse
+	10, // 54: baton.v1.AdminService.RetryDeadLetter:output_type -> baton.v1.RetryDeadLetterResponse
+	12, // 55: baton.v1.AdminService.DeleteDeadLetter:output_type -> baton.v1.DeleteDeadLetterResponse
+	15, // 56: baton.v1.AdminService.Purge:output_type -> baton.v1.PurgeResponse
+	27, // 57: baton.v1.AdminService.SetLimits:output_type -> baton.v1.SetLimitsResponse
+	31, // 58: baton.v1.AdminService.SetKeyLimits:output_type -> baton.v1.SetKeyLimitsResponse
+	33, // 59: baton.v1.AdminService.GetKeyLimits:output_type -> baton.v1.GetKeyLimitsResponse
+	35, // 60: baton.v1.AdminService.ListKeyLimits:output_type -> baton.v1.ListKeyLimitsResponse
+	21, // 61: baton.v1.AdminService.SetGroupLimits:output_type -> baton.v1.SetGroupLimitsResponse
+	23, // 62: baton.v1.AdminService.GetGroupLimits:output_type -> baton.v1.GetGroupLimitsResponse
+	25, // 63: baton.v1.AdminService.ListGroupLimits:output_type -> baton.v1.ListGroupLimitsResponse
+	37, // 64: baton.v1.AdminService.RecountKeys:output_type -> baton.v1.RecountKeysResponse
+	39, // 65: baton.v1.AdminService.Pause:output_type -> baton.v1.PauseResponse
+	41, // 66: baton.v1.AdminService.Resume:output_type -> baton.v1.ResumeResponse
+	52, // [52:67] is the sub-list for method output_type
+	37, // [37:52] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_admin_proto_init() }
@@ -2394,14 +2912,14 @@ func file_baton_v1_admin_proto_init() {
 	if File_baton_v1_admin_proto != nil {
 		return
 	}
-	file_baton_v1_admin_proto_msgTypes[18].OneofWrappers = []any{}
+	file_baton_v1_admin_proto_msgTypes[26].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_admin_proto_rawDesc), len(file_baton_v1_admin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   33,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,9 @@ const (
 	AdminService_SetKeyLimits_FullMethodName     = "/baton.v1.AdminService/SetKeyLimits"
 	AdminService_GetKeyLimits_FullMethodName     = "/baton.v1.AdminService/GetKeyLimits"
 	AdminService_ListKeyLimits_FullMethodName    = "/baton.v1.AdminService/ListKeyLimits"
+	AdminService_SetGroupLimits_FullMethodName   = "/baton.v1.AdminService/SetGroupLimits"
+	AdminService_GetGroupLimits_FullMethodName   = "/baton.v1.AdminService/GetGroupLimits"
+	AdminService_ListGroupLimits_FullMethodName  = "/baton.v1.AdminService/ListGroupLimits"
 	AdminService_RecountKeys_FullMethodName      = "/baton.v1.AdminService/RecountKeys"
 	AdminService_Pause_FullMethodName            = "/baton.v1.AdminService/Pause"
 	AdminService_Resume_FullMethodName           = "/baton.v1.AdminService/Resume"
@@ -69,7 +72,8 @@ type AdminServiceClient interface {
 	// back off, so the whole queue does). The response says what is stored. A sharded queue
 	// cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
 	// A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
-	// `create` declares it: see SetLimitsRequest.create.
+	// `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
+	// (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
 	SetLimits(ctx context.Context, in *SetLimitsRequest, opts ...grpc.CallOption) (*SetLimitsResponse, error)
 	// SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
 	// fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
@@ -86,6 +90,23 @@ type AdminServiceClient interface {
 	// ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
 	// order (byte order).
 	ListKeyLimits(ctx context.Context, in *ListKeyLimitsRequest, opts ...grpc.CallOption) (*ListKeyLimitsResponse, error)
+	// SetGroupLimits creates or replaces a shared concurrency group: limits that hold over every
+	// queue that joins it (QueueLimits.group) together, enforced in the acquire script on every
+	// replica like SetLimits: at most `concurrency` leases held at once over all member queues, a
+	// token bucket of `rate` grants over all of them, and at most `key_concurrency` leases per
+	// Agent.key over all of them. A queue's own limits still apply too. A lease counts in the group
+	// it was granted under until it ends (complete, release, reap, a cancelled run), even if its
+	// queue leaves or changes group meanwhile; a place freed in one member queue wakes the waiting
+	// Acquires of every member. Member queues held back by the group are woken to look again. A
+	// group is never removed; absent limits make it unlimited. Invalid fields: INVALID_ARGUMENT
+	// naming the field, and nothing changes. On a Redis Cluster a group can be set but no queue
+	// can join it (see QueueLimits.group).
+	SetGroupLimits(ctx context.Context, in *SetGroupLimitsRequest, opts ...grpc.CallOption) (*SetGroupLimitsResponse, error)
+	// GetGroupLimits reads a group's limits and the leases held under it now. NOT_FOUND if it was
+	// never set.
+	GetGroupLimits(ctx context.Context, in *GetGroupLimitsRequest, opts ...grpc.CallOption) (*GetGroupLimitsResponse, error)
+	// ListGroupLimits pages through the groups in name order (byte order).
+	ListGroupLimits(ctx context.Context, in *ListGroupLimitsRequest, opts ...grpc.CallOption) (*ListGroupLimitsResponse, error)
 	// RecountKeys recounts the leases each key of a queue holds from the lease records and
 	// corrects the counts key_concurrency is enforced against (they can drift when a replica of
 	// an older version ended leases, or after a hand edit of Redis). It works in bounded steps
@@ -206,6 +227,36 @@ func (c *adminServiceClient) ListKeyLimits(ctx context.Context, in *ListKeyLimit
 	return out, nil
 }
 
+func (c *adminServiceClient) SetGroupLimits(ctx context.Context, in *SetGroupLimitsRequest, opts ...grpc.CallOption) (*SetGroupLimitsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetGroupLimitsResponse)
+	err := c.cc.Invoke(ctx, AdminService_SetGroupLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) GetGroupLimits(ctx context.Context, in *GetGroupLimitsRequest, opts ...grpc.CallOption) (*GetGroupLimitsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetGroupLimitsResponse)
+	err := c.cc.Invoke(ctx, AdminService_GetGroupLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *adminServiceClient) ListGroupLimits(ctx context.Context, in *ListGroupLimitsRequest, opts ...grpc.CallOption) (*ListGroupLimitsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListGroupLimitsResponse)
+	err := c.cc.Invoke(ctx, AdminService_ListGroupLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *adminServiceClient) RecountKeys(ctx context.Context, in *RecountKeysRequest, opts ...grpc.CallOption) (*RecountKeysResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RecountKeysResponse)
@@ -272,7 +323,8 @@ type AdminServiceServer interface {
 	// back off, so the whole queue does). The response says what is stored. A sharded queue
 	// cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
 	// A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
-	// `create` declares it: see SetLimitsRequest.create.
+	// `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
+	// (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
 	SetLimits(context.Context, *SetLimitsRequest) (*SetLimitsResponse, error)
 	// SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
 	// fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
@@ -289,6 +341,23 @@ type AdminServiceServer interface {
 	// ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
 	// order (byte order).
 	ListKeyLimits(context.Context, *ListKeyLimitsRequest) (*ListKeyLimitsResponse, error)
+	// SetGroupLimits creates or replaces a shared concurrency group: limits that hold over every
+	// queue that joins it (QueueLimits.group) together, enforced in the acquire script on every
+	// replica like SetLimits: at most `concurrency` leases held at once over all member queues, a
+	// token bucket of `rate` grants over all of them, and at most `key_concurrency` leases per
+	// Agent.key over all of them. A queue's own limits still apply too. A lease counts in the group
+	// it was granted under until it ends (complete, release, reap, a cancelled run), even if its
+	// queue leaves or changes group meanwhile; a place freed in one member queue wakes the waiting
+	// Acquires of every member. Member queues held back by the group are woken to look again. A
+	// group is never removed; absent limits make it unlimited. Invalid fields: INVALID_ARGUMENT
+	// naming the field, and nothing changes. On a Redis Cluster a group can be set but no queue
+	// can join it (see QueueLimits.group).
+	SetGroupLimits(context.Context, *SetGroupLimitsRequest) (*SetGroupLimitsResponse, error)
+	// GetGroupLimits reads a group's limits and the leases held under it now. NOT_FOUND if it was
+	// never set.
+	GetGroupLimits(context.Context, *GetGroupLimitsRequest) (*GetGroupLimitsResponse, error)
+	// ListGroupLimits pages through the groups in name order (byte order).
+	ListGroupLimits(context.Context, *ListGroupLimitsRequest) (*ListGroupLimitsResponse, error)
 	// RecountKeys recounts the leases each key of a queue holds from the lease records and
 	// corrects the counts key_concurrency is enforced against (they can drift when a replica of
 	// an older version ended leases, or after a hand edit of Redis). It works in bounded steps
@@ -345,6 +414,15 @@ func (UnimplementedAdminServiceServer) GetKeyLimits(context.Context, *GetKeyLimi
 }
 func (UnimplementedAdminServiceServer) ListKeyLimits(context.Context, *ListKeyLimitsRequest) (*ListKeyLimitsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListKeyLimits not implemented")
+}
+func (UnimplementedAdminServiceServer) SetGroupLimits(context.Context, *SetGroupLimitsRequest) (*SetGroupLimitsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetGroupLimits not implemented")
+}
+func (UnimplementedAdminServiceServer) GetGroupLimits(context.Context, *GetGroupLimitsRequest) (*GetGroupLimitsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetGroupLimits not implemented")
+}
+func (UnimplementedAdminServiceServer) ListGroupLimits(context.Context, *ListGroupLimitsRequest) (*ListGroupLimitsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListGroupLimits not implemented")
 }
 func (UnimplementedAdminServiceServer) RecountKeys(context.Context, *RecountKeysRequest) (*RecountKeysResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecountKeys not implemented")
@@ -538,6 +616,60 @@ func _AdminService_ListKeyLimits_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AdminService_SetGroupLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetGroupLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).SetGroupLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_SetGroupLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).SetGroupLimits(ctx, req.(*SetGroupLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_GetGroupLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetGroupLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).GetGroupLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_GetGroupLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).GetGroupLimits(ctx, req.(*GetGroupLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AdminService_ListGroupLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListGroupLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AdminServiceServer).ListGroupLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AdminService_ListGroupLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AdminServiceServer).ListGroupLimits(ctx, req.(*ListGroupLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _AdminService_RecountKeys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RecountKeysRequest)
 	if err := dec(in); err != nil {
@@ -634,6 +766,18 @@ var AdminService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListKeyLimits",
 			Handler:    _AdminService_ListKeyLimits_Handler,
+		},
+		{
+			MethodName: "SetGroupLimits",
+			Handler:    _AdminService_SetGroupLimits_Handler,
+		},
+		{
+			MethodName: "GetGroupLimits",
+			Handler:    _AdminService_GetGroupLimits_Handler,
+		},
+		{
+			MethodName: "ListGroupLimits",
+			Handler:    _AdminService_ListGroupLimits_Handler,
 		},
 		{
 			MethodName: "RecountKeys",

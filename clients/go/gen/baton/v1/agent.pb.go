@@ -371,6 +371,9 @@ const (
 	AgentState_AGENT_STATE_DEAD_LETTERED AgentState = 3
 	// AGENT_STATE_BLOCKED: waiting for parents (Agent.after) to finish.
 	AgentState_AGENT_STATE_BLOCKED AgentState = 4
+	// AGENT_STATE_WAITING_FOR_EVENT: its run waits for an event or a time (waiting_for); it holds
+	// no lease and is not due until Signal delivers the event or the time passes.
+	AgentState_AGENT_STATE_WAITING_FOR_EVENT AgentState = 5
 )
 
 // Enum value maps for AgentState.
@@ -381,13 +384,15 @@ var (
 		2: "AGENT_STATE_WORKING",
 		3: "AGENT_STATE_DEAD_LETTERED",
 		4: "AGENT_STATE_BLOCKED",
+		5: "AGENT_STATE_WAITING_FOR_EVENT",
 	}
 	AgentState_value = map[string]int32{
-		"AGENT_STATE_UNSPECIFIED":   0,
-		"AGENT_STATE_WAITING":       1,
-		"AGENT_STATE_WORKING":       2,
-		"AGENT_STATE_DEAD_LETTERED": 3,
-		"AGENT_STATE_BLOCKED":       4,
+		"AGENT_STATE_UNSPECIFIED":       0,
+		"AGENT_STATE_WAITING":           1,
+		"AGENT_STATE_WORKING":           2,
+		"AGENT_STATE_DEAD_LETTERED":     3,
+		"AGENT_STATE_BLOCKED":           4,
+		"AGENT_STATE_WAITING_FOR_EVENT": 5,
 	}
 )
 
@@ -416,6 +421,73 @@ func (x AgentState) Number() protoreflect.EnumNumber {
 // Deprecated: Use AgentState.Descriptor instead.
 func (AgentState) EnumDescriptor() ([]byte, []int) {
 	return file_baton_v1_agent_proto_rawDescGZIP(), []int{5}
+}
+
+// WatchUpdate says what a WatchAgentResponse carries.
+type WatchUpdate int32
+
+const (
+	// WATCH_UPDATE_UNSPECIFIED is never sent.
+	WatchUpdate_WATCH_UPDATE_UNSPECIFIED WatchUpdate = 0
+	// WATCH_UPDATE_SNAPSHOT: where the agent is now (state), and while it works its run's token,
+	// attempt, progress and the steps recorded so far. The first update of every stream, and
+	// again after the server's subscription was lost and renewed (replace what you knew).
+	WatchUpdate_WATCH_UPDATE_SNAPSHOT WatchUpdate = 1
+	// WATCH_UPDATE_GRANTED: a lease was granted (token, attempt; state WORKING).
+	WatchUpdate_WATCH_UPDATE_GRANTED WatchUpdate = 2
+	// WATCH_UPDATE_PROGRESS: the holder reported progress on a heartbeat (progress).
+	WatchUpdate_WATCH_UPDATE_PROGRESS WatchUpdate = 3
+	// WATCH_UPDATE_STEP: the run recorded a step (steps holds it alone).
+	WatchUpdate_WATCH_UPDATE_STEP WatchUpdate = 4
+	// WATCH_UPDATE_FINISHED: the agent finished (finish, as Await answers); the last update.
+	WatchUpdate_WATCH_UPDATE_FINISHED WatchUpdate = 5
+)
+
+// Enum value maps for WatchUpdate.
+var (
+	WatchUpdate_name = map[int32]string{
+		0: "WATCH_UPDATE_UNSPECIFIED",
+		1: "WATCH_UPDATE_SNAPSHOT",
+		2: "WATCH_UPDATE_GRANTED",
+		3: "WATCH_UPDATE_PROGRESS",
+		4: "WATCH_UPDATE_STEP",
+		5: "WATCH_UPDATE_FINISHED",
+	}
+	WatchUpdate_value = map[string]int32{
+		"WATCH_UPDATE_UNSPECIFIED": 0,
+		"WATCH_UPDATE_SNAPSHOT":    1,
+		"WATCH_UPDATE_GRANTED":     2,
+		"WATCH_UPDATE_PROGRESS":    3,
+		"WATCH_UPDATE_STEP":        4,
+		"WATCH_UPDATE_FINISHED":    5,
+	}
+)
+
+func (x WatchUpdate) Enum() *WatchUpdate {
+	p := new(WatchUpdate)
+	*p = x
+	return p
+}
+
+func (x WatchUpdate) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (WatchUpdate) Descriptor() protoreflect.EnumDescriptor {
+	return file_baton_v1_agent_proto_enumTypes[6].Descriptor()
+}
+
+func (WatchUpdate) Type() protoreflect.EnumType {
+	return &file_baton_v1_agent_proto_enumTypes[6]
+}
+
+func (x WatchUpdate) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use WatchUpdate.Descriptor instead.
+func (WatchUpdate) EnumDescriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 // Agent is the definition of a work item.
@@ -530,7 +602,15 @@ type Agent struct {
 	ExpireAt *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=expire_at,json=expireAt,proto3" json:"expire_at,omitempty"`
 	// ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
 	// no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
-	Ttl           *durationpb.Duration `protobuf:"bytes,22,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	Ttl *durationpb.Duration `protobuf:"bytes,22,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	// wait_for makes a new agent wait before its first run (a human approval gate): it is
+	// registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+	// delivers the event or the wait's time passes, whichever comes first; its first lease then
+	// carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+	// its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+	// (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+	// here.
+	WaitFor       *WaitFor `protobuf:"bytes,23,opt,name=wait_for,json=waitFor,proto3" json:"wait_for,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -719,6 +799,326 @@ func (x *Agent) GetTtl() *durationpb.Duration {
 	return nil
 }
 
+func (x *Agent) GetWaitFor() *WaitFor {
+	if x != nil {
+		return x.WaitFor
+	}
+	return nil
+}
+
+// WaitFor is what a wait waits for: a named event, a time, or the first of both. At least one
+// of event, until and timeout.
+type WaitFor struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// event names the event (Signal's `event`): [A-Za-z0-9._-]{1,128}. Empty: a wait for a time
+	// only (a durable timer).
+	Event string `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	// until ends the wait at this time (Redis clock), the lease then carrying the event as timed
+	// out (EventDelivery.timed_out). A time already past ends it at once. In AgentStatus, the
+	// wait's time, whichever of until and timeout set it.
+	Until *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=until,proto3" json:"until,omitempty"`
+	// timeout ends the wait this long after it began, as `until` does; with both, the earlier.
+	// At most the server's limits.max_duration_ms.
+	Timeout       *durationpb.Duration `protobuf:"bytes,3,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitFor) Reset() {
+	*x = WaitFor{}
+	mi := &file_baton_v1_agent_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitFor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitFor) ProtoMessage() {}
+
+func (x *WaitFor) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitFor.ProtoReflect.Descriptor instead.
+func (*WaitFor) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *WaitFor) GetEvent() string {
+	if x != nil {
+		return x.Event
+	}
+	return ""
+}
+
+func (x *WaitFor) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+func (x *WaitFor) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
+// EventDelivery is the event that ended a run's latest wait, carried by the run's leases.
+type EventDelivery struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// event names the event waited for ("" for a wait for a time only).
+	Event string `protobuf:"bytes,1,opt,name=event,proto3" json:"event,omitempty"`
+	// payload the Signal carried; empty when timed_out.
+	Payload []byte `protobuf:"bytes,2,opt,name=payload,proto3" json:"payload,omitempty"`
+	// sent_at is when the Signal was sent, or when the wait timed out (Redis clock).
+	SentAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=sent_at,json=sentAt,proto3" json:"sent_at,omitempty"`
+	// timed_out is true when the wait's time passed before the event came: the event was not
+	// consumed (a later Signal of it is kept for a later wait).
+	TimedOut      bool `protobuf:"varint,4,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventDelivery) Reset() {
+	*x = EventDelivery{}
+	mi := &file_baton_v1_agent_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventDelivery) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventDelivery) ProtoMessage() {}
+
+func (x *EventDelivery) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventDelivery.ProtoReflect.Descriptor instead.
+func (*EventDelivery) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *EventDelivery) GetEvent() string {
+	if x != nil {
+		return x.Event
+	}
+	return ""
+}
+
+func (x *EventDelivery) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *EventDelivery) GetSentAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SentAt
+	}
+	return nil
+}
+
+func (x *EventDelivery) GetTimedOut() bool {
+	if x != nil {
+		return x.TimedOut
+	}
+	return false
+}
+
+// SignalRequest delivers an event to one agent.
+type SignalRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue the agent belongs to.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// name of the agent.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// event names the event: [A-Za-z0-9._-]{1,128}.
+	Event string `protobuf:"bytes,3,opt,name=event,proto3" json:"event,omitempty"`
+	// payload handed to the run with the event (EventDelivery.payload); at most the server's
+	// max_payload_bytes.
+	Payload []byte `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
+	// request_id makes the call safe to retry after an unknown outcome: a retry with the same
+	// request_id within the server's idempotency.retention_ms returns the first call's answer.
+	// [A-Za-z0-9._-]{1,128}; empty: none.
+	RequestId     string `protobuf:"bytes,5,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignalRequest) Reset() {
+	*x = SignalRequest{}
+	mi := &file_baton_v1_agent_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignalRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignalRequest) ProtoMessage() {}
+
+func (x *SignalRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignalRequest.ProtoReflect.Descriptor instead.
+func (*SignalRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SignalRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *SignalRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SignalRequest) GetEvent() string {
+	if x != nil {
+		return x.Event
+	}
+	return ""
+}
+
+func (x *SignalRequest) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *SignalRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// SignalResponse says what the signal did.
+type SignalResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// delivered is true when the agent was waiting for this event: it is due now, and its next
+	// lease carries the event.
+	Delivered bool `protobuf:"varint,1,opt,name=delivered,proto3" json:"delivered,omitempty"`
+	// kept is true when the agent was not waiting for it: the signal is kept for the wait that
+	// names the event.
+	Kept bool `protobuf:"varint,2,opt,name=kept,proto3" json:"kept,omitempty"`
+	// duplicate is true when the agent's run has this event already, kept or consumed: nothing
+	// was written, and the first signal's payload stands.
+	Duplicate bool `protobuf:"varint,3,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	// consumed is true, with duplicate, when a wait of this run consumed the event already.
+	Consumed bool `protobuf:"varint,4,opt,name=consumed,proto3" json:"consumed,omitempty"`
+	// sent_at is when the signal that stands was sent (Redis clock).
+	SentAt        *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=sent_at,json=sentAt,proto3" json:"sent_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignalResponse) Reset() {
+	*x = SignalResponse{}
+	mi := &file_baton_v1_agent_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignalResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignalResponse) ProtoMessage() {}
+
+func (x *SignalResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignalResponse.ProtoReflect.Descriptor instead.
+func (*SignalResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SignalResponse) GetDelivered() bool {
+	if x != nil {
+		return x.Delivered
+	}
+	return false
+}
+
+func (x *SignalResponse) GetKept() bool {
+	if x != nil {
+		return x.Kept
+	}
+	return false
+}
+
+func (x *SignalResponse) GetDuplicate() bool {
+	if x != nil {
+		return x.Duplicate
+	}
+	return false
+}
+
+func (x *SignalResponse) GetConsumed() bool {
+	if x != nil {
+		return x.Consumed
+	}
+	return false
+}
+
+func (x *SignalResponse) GetSentAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SentAt
+	}
+	return nil
+}
+
 // AgentRef names an agent of any queue, as a parent in Agent.after; in answers, also a batch
 // whose callback waits for it.
 type AgentRef struct {
@@ -740,7 +1140,7 @@ type AgentRef struct {
 
 func (x *AgentRef) Reset() {
 	*x = AgentRef{}
-	mi := &file_baton_v1_agent_proto_msgTypes[1]
+	mi := &file_baton_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -752,7 +1152,7 @@ func (x *AgentRef) String() string {
 func (*AgentRef) ProtoMessage() {}
 
 func (x *AgentRef) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[1]
+	mi := &file_baton_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -765,7 +1165,7 @@ func (x *AgentRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentRef.ProtoReflect.Descriptor instead.
 func (*AgentRef) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{1}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AgentRef) GetQueue() string {
@@ -833,7 +1233,7 @@ type AgentResult struct {
 
 func (x *AgentResult) Reset() {
 	*x = AgentResult{}
-	mi := &file_baton_v1_agent_proto_msgTypes[2]
+	mi := &file_baton_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -845,7 +1245,7 @@ func (x *AgentResult) String() string {
 func (*AgentResult) ProtoMessage() {}
 
 func (x *AgentResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[2]
+	mi := &file_baton_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -858,7 +1258,7 @@ func (x *AgentResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentResult.ProtoReflect.Descriptor instead.
 func (*AgentResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AgentResult) GetQueue() string {
@@ -954,7 +1354,7 @@ type RegisterRequest struct {
 
 func (x *RegisterRequest) Reset() {
 	*x = RegisterRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[3]
+	mi := &file_baton_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -966,7 +1366,7 @@ func (x *RegisterRequest) String() string {
 func (*RegisterRequest) ProtoMessage() {}
 
 func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[3]
+	mi := &file_baton_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -979,7 +1379,7 @@ func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterRequest.ProtoReflect.Descriptor instead.
 func (*RegisterRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RegisterRequest) GetQueue() string {
@@ -1027,7 +1427,7 @@ type RegisterResponse struct {
 
 func (x *RegisterResponse) Reset() {
 	*x = RegisterResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[4]
+	mi := &file_baton_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1039,7 +1439,7 @@ func (x *RegisterResponse) String() string {
 func (*RegisterResponse) ProtoMessage() {}
 
 func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[4]
+	mi := &file_baton_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1052,7 +1452,7 @@ func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterResponse.ProtoReflect.Descriptor instead.
 func (*RegisterResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RegisterResponse) GetCreated() uint32 {
@@ -1108,7 +1508,7 @@ type RegisteredAgent struct {
 
 func (x *RegisteredAgent) Reset() {
 	*x = RegisteredAgent{}
-	mi := &file_baton_v1_agent_proto_msgTypes[5]
+	mi := &file_baton_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1120,7 +1520,7 @@ func (x *RegisteredAgent) String() string {
 func (*RegisteredAgent) ProtoMessage() {}
 
 func (x *RegisteredAgent) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[5]
+	mi := &file_baton_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1133,7 +1533,7 @@ func (x *RegisteredAgent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisteredAgent.ProtoReflect.Descriptor instead.
 func (*RegisteredAgent) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RegisteredAgent) GetName() string {
@@ -1184,14 +1584,25 @@ type UnregisterRequest struct {
 	// queue names the queue.
 	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
 	// names of the agents to remove; at least one, at most max_batch.
-	Names         []string `protobuf:"bytes,2,rep,name=names,proto3" json:"names,omitempty"`
+	Names []string `protobuf:"bytes,2,rep,name=names,proto3" json:"names,omitempty"`
+	// cascade cancels the removed agents' descendants, following the DAG in any queue: each
+	// child attached to a removed agent (and each child registered naming it, once attached)
+	// finishes FINISH_CANCELLED, whatever its Agent.after policy, with the message "cancelled:
+	// ancestor <queue>/<name>", and its own children are cancelled in turn. A waiting, blocked or
+	// dead-lettered descendant is removed without running; a running one is told at its next
+	// heartbeat (cancel_requested, as CancelRun) and its run ends there (or at its Complete, if
+	// that comes first) as cancelled, whatever its schedule or outcome. The cascade runs in the
+	// background, page by page, after the call answers; a replica that dies midway leaves it to
+	// the others. False: the children apply their policy to the agent's FINISH_UNREGISTERED, as
+	// before.
+	Cascade       bool `protobuf:"varint,3,opt,name=cascade,proto3" json:"cascade,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UnregisterRequest) Reset() {
 	*x = UnregisterRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[6]
+	mi := &file_baton_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1203,7 +1614,7 @@ func (x *UnregisterRequest) String() string {
 func (*UnregisterRequest) ProtoMessage() {}
 
 func (x *UnregisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[6]
+	mi := &file_baton_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1216,7 +1627,7 @@ func (x *UnregisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnregisterRequest.ProtoReflect.Descriptor instead.
 func (*UnregisterRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *UnregisterRequest) GetQueue() string {
@@ -1233,18 +1644,28 @@ func (x *UnregisterRequest) GetNames() []string {
 	return nil
 }
 
+func (x *UnregisterRequest) GetCascade() bool {
+	if x != nil {
+		return x.Cascade
+	}
+	return false
+}
+
 // UnregisterResponse counts what Unregister did.
 type UnregisterResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// removed counts agents that existed and were removed.
-	Removed       uint32 `protobuf:"varint,1,opt,name=removed,proto3" json:"removed,omitempty"`
+	Removed uint32 `protobuf:"varint,1,opt,name=removed,proto3" json:"removed,omitempty"`
+	// cascaded counts the direct children whose cancel the cascade started (0 without cascade,
+	// or when the removed agents had no children attached).
+	Cascaded      uint32 `protobuf:"varint,2,opt,name=cascaded,proto3" json:"cascaded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UnregisterResponse) Reset() {
 	*x = UnregisterResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[7]
+	mi := &file_baton_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1256,7 +1677,7 @@ func (x *UnregisterResponse) String() string {
 func (*UnregisterResponse) ProtoMessage() {}
 
 func (x *UnregisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[7]
+	mi := &file_baton_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1269,12 +1690,19 @@ func (x *UnregisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnregisterResponse.ProtoReflect.Descriptor instead.
 func (*UnregisterResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UnregisterResponse) GetRemoved() uint32 {
 	if x != nil {
 		return x.Removed
+	}
+	return 0
+}
+
+func (x *UnregisterResponse) GetCascaded() uint32 {
+	if x != nil {
+		return x.Cascaded
 	}
 	return 0
 }
@@ -1298,7 +1726,7 @@ type AcquireRequest struct {
 
 func (x *AcquireRequest) Reset() {
 	*x = AcquireRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[8]
+	mi := &file_baton_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1310,7 +1738,7 @@ func (x *AcquireRequest) String() string {
 func (*AcquireRequest) ProtoMessage() {}
 
 func (x *AcquireRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[8]
+	mi := &file_baton_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1323,7 +1751,7 @@ func (x *AcquireRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireRequest.ProtoReflect.Descriptor instead.
 func (*AcquireRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AcquireRequest) GetQueue() string {
@@ -1382,14 +1810,18 @@ type Lease struct {
 	GrantedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=granted_at,json=grantedAt,proto3" json:"granted_at,omitempty"`
 	// steps recorded by earlier attempts of this run (RecordStep), in the order they were
 	// recorded: a worker skips them and uses their results. Empty on a run's first attempt.
-	Steps         []*Step `protobuf:"bytes,9,rep,name=steps,proto3" json:"steps,omitempty"`
+	Steps []*Step `protobuf:"bytes,9,rep,name=steps,proto3" json:"steps,omitempty"`
+	// event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+	// event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+	// of the run carries it too, until the run waits again; absent when the run never waited.
+	Event         *EventDelivery `protobuf:"bytes,10,opt,name=event,proto3" json:"event,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Lease) Reset() {
 	*x = Lease{}
-	mi := &file_baton_v1_agent_proto_msgTypes[9]
+	mi := &file_baton_v1_agent_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1833,7 @@ func (x *Lease) String() string {
 func (*Lease) ProtoMessage() {}
 
 func (x *Lease) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[9]
+	mi := &file_baton_v1_agent_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1846,7 @@ func (x *Lease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lease.ProtoReflect.Descriptor instead.
 func (*Lease) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Lease) GetQueue() string {
@@ -1480,6 +1912,13 @@ func (x *Lease) GetSteps() []*Step {
 	return nil
 }
 
+func (x *Lease) GetEvent() *EventDelivery {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
 // Step is the result of one named step of a run (RecordStep).
 type Step struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1495,7 +1934,7 @@ type Step struct {
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_baton_v1_agent_proto_msgTypes[10]
+	mi := &file_baton_v1_agent_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1507,7 +1946,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[10]
+	mi := &file_baton_v1_agent_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1520,7 +1959,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Step) GetName() string {
@@ -1564,7 +2003,7 @@ type RecordStepRequest struct {
 
 func (x *RecordStepRequest) Reset() {
 	*x = RecordStepRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[11]
+	mi := &file_baton_v1_agent_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1576,7 +2015,7 @@ func (x *RecordStepRequest) String() string {
 func (*RecordStepRequest) ProtoMessage() {}
 
 func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[11]
+	mi := &file_baton_v1_agent_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1589,7 +2028,7 @@ func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordStepRequest.ProtoReflect.Descriptor instead.
 func (*RecordStepRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{11}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RecordStepRequest) GetQueue() string {
@@ -1643,7 +2082,7 @@ type RecordStepResponse struct {
 
 func (x *RecordStepResponse) Reset() {
 	*x = RecordStepResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[12]
+	mi := &file_baton_v1_agent_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1655,7 +2094,7 @@ func (x *RecordStepResponse) String() string {
 func (*RecordStepResponse) ProtoMessage() {}
 
 func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[12]
+	mi := &file_baton_v1_agent_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1668,7 +2107,7 @@ func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordStepResponse.ProtoReflect.Descriptor instead.
 func (*RecordStepResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{12}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RecordStepResponse) GetRecorded() bool {
@@ -1703,7 +2142,7 @@ type AcquireResponse struct {
 
 func (x *AcquireResponse) Reset() {
 	*x = AcquireResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[13]
+	mi := &file_baton_v1_agent_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1715,7 +2154,7 @@ func (x *AcquireResponse) String() string {
 func (*AcquireResponse) ProtoMessage() {}
 
 func (x *AcquireResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[13]
+	mi := &file_baton_v1_agent_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1728,7 +2167,7 @@ func (x *AcquireResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcquireResponse.ProtoReflect.Descriptor instead.
 func (*AcquireResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{13}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AcquireResponse) GetLeases() []*Lease {
@@ -1756,7 +2195,7 @@ type LeaseRef struct {
 
 func (x *LeaseRef) Reset() {
 	*x = LeaseRef{}
-	mi := &file_baton_v1_agent_proto_msgTypes[14]
+	mi := &file_baton_v1_agent_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1768,7 +2207,7 @@ func (x *LeaseRef) String() string {
 func (*LeaseRef) ProtoMessage() {}
 
 func (x *LeaseRef) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[14]
+	mi := &file_baton_v1_agent_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1781,7 +2220,7 @@ func (x *LeaseRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseRef.ProtoReflect.Descriptor instead.
 func (*LeaseRef) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{14}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *LeaseRef) GetQueue() string {
@@ -1825,7 +2264,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[15]
+	mi := &file_baton_v1_agent_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1837,7 +2276,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[15]
+	mi := &file_baton_v1_agent_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1850,7 +2289,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{15}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *HeartbeatRequest) GetWorkerId() string {
@@ -1884,7 +2323,7 @@ type ExtendedLease struct {
 
 func (x *ExtendedLease) Reset() {
 	*x = ExtendedLease{}
-	mi := &file_baton_v1_agent_proto_msgTypes[16]
+	mi := &file_baton_v1_agent_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1896,7 +2335,7 @@ func (x *ExtendedLease) String() string {
 func (*ExtendedLease) ProtoMessage() {}
 
 func (x *ExtendedLease) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[16]
+	mi := &file_baton_v1_agent_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1909,7 +2348,7 @@ func (x *ExtendedLease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExtendedLease.ProtoReflect.Descriptor instead.
 func (*ExtendedLease) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{16}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ExtendedLease) GetQueue() string {
@@ -1956,7 +2395,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[17]
+	mi := &file_baton_v1_agent_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1968,7 +2407,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[17]
+	mi := &file_baton_v1_agent_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1981,7 +2420,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{17}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *HeartbeatResponse) GetExtended() []*ExtendedLease {
@@ -2014,7 +2453,7 @@ type CompleteRequest struct {
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// token of the lease.
 	Token uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
-	// outcome of the run; required.
+	// outcome of the run; required, unless wait_for is set.
 	Outcome Outcome `protobuf:"varint,4,opt,name=outcome,proto3,enum=baton.v1.Outcome" json:"outcome,omitempty"`
 	// message describes a failure; kept with a dead-letter entry. A longer message than the
 	// server's max_message_bytes is cut to that many bytes on a character boundary, ending in
@@ -2041,14 +2480,25 @@ type CompleteRequest struct {
 	// result of the run, kept with the agent's finish (a success, or a failure that
 	// dead-lettered it) for Await, its children's leases and deduplicated registrations. At most
 	// the server's limits.max_result_bytes; larger is INVALID_ARGUMENT naming result.
-	Result        []byte `protobuf:"bytes,10,opt,name=result,proto3" json:"result,omitempty"`
+	Result []byte `protobuf:"bytes,10,opt,name=result,proto3" json:"result,omitempty"`
+	// wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+	// AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+	// event or the wait's time passes; then it is due at once, and its next lease carries the
+	// event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+	// failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+	// earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+	// OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+	// (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+	// is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+	// CompleteBatch: as Complete, each item on its own.
+	WaitFor       *WaitFor `protobuf:"bytes,11,opt,name=wait_for,json=waitFor,proto3" json:"wait_for,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[18]
+	mi := &file_baton_v1_agent_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2060,7 +2510,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[18]
+	mi := &file_baton_v1_agent_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2073,7 +2523,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{18}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CompleteRequest) GetQueue() string {
@@ -2146,6 +2596,13 @@ func (x *CompleteRequest) GetResult() []byte {
 	return nil
 }
 
+func (x *CompleteRequest) GetWaitFor() *WaitFor {
+	if x != nil {
+		return x.WaitFor
+	}
+	return nil
+}
+
 // CompleteResponse says what happens to the agent next.
 type CompleteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2165,14 +2622,18 @@ type CompleteResponse struct {
 	MessageClipped bool `protobuf:"varint,5,opt,name=message_clipped,json=messageClipped,proto3" json:"message_clipped,omitempty"`
 	// outcome is the outcome applied: the one sent, or the server's classification of
 	// error_class and http_status.
-	Outcome       Outcome `protobuf:"varint,6,opt,name=outcome,proto3,enum=baton.v1.Outcome" json:"outcome,omitempty"`
+	Outcome Outcome `protobuf:"varint,6,opt,name=outcome,proto3,enum=baton.v1.Outcome" json:"outcome,omitempty"`
+	// waiting is true when the lease ended by waiting (wait_for): the agent waits for the event
+	// or the time, or, when next_run_at is set, the wait ended at once (the event was kept
+	// already, or the time had passed) and it is due then.
+	Waiting       bool `protobuf:"varint,7,opt,name=waiting,proto3" json:"waiting,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[19]
+	mi := &file_baton_v1_agent_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2184,7 +2645,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[19]
+	mi := &file_baton_v1_agent_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2197,7 +2658,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{19}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CompleteResponse) GetNextRunAt() *timestamppb.Timestamp {
@@ -2242,6 +2703,13 @@ func (x *CompleteResponse) GetOutcome() Outcome {
 	return Outcome_OUTCOME_UNSPECIFIED
 }
 
+func (x *CompleteResponse) GetWaiting() bool {
+	if x != nil {
+		return x.Waiting
+	}
+	return false
+}
+
 // CompleteBatchRequest ends many leases.
 type CompleteBatchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2253,7 +2721,7 @@ type CompleteBatchRequest struct {
 
 func (x *CompleteBatchRequest) Reset() {
 	*x = CompleteBatchRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[20]
+	mi := &file_baton_v1_agent_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2265,7 +2733,7 @@ func (x *CompleteBatchRequest) String() string {
 func (*CompleteBatchRequest) ProtoMessage() {}
 
 func (x *CompleteBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[20]
+	mi := &file_baton_v1_agent_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2278,7 +2746,7 @@ func (x *CompleteBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteBatchRequest.ProtoReflect.Descriptor instead.
 func (*CompleteBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{20}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CompleteBatchRequest) GetCompletions() []*CompleteRequest {
@@ -2308,7 +2776,7 @@ type CompleteResult struct {
 
 func (x *CompleteResult) Reset() {
 	*x = CompleteResult{}
-	mi := &file_baton_v1_agent_proto_msgTypes[21]
+	mi := &file_baton_v1_agent_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2320,7 +2788,7 @@ func (x *CompleteResult) String() string {
 func (*CompleteResult) ProtoMessage() {}
 
 func (x *CompleteResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[21]
+	mi := &file_baton_v1_agent_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2333,7 +2801,7 @@ func (x *CompleteResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResult.ProtoReflect.Descriptor instead.
 func (*CompleteResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{21}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CompleteResult) GetQueue() string {
@@ -2382,7 +2850,7 @@ type CompleteBatchResponse struct {
 
 func (x *CompleteBatchResponse) Reset() {
 	*x = CompleteBatchResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[22]
+	mi := &file_baton_v1_agent_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2394,7 +2862,7 @@ func (x *CompleteBatchResponse) String() string {
 func (*CompleteBatchResponse) ProtoMessage() {}
 
 func (x *CompleteBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[22]
+	mi := &file_baton_v1_agent_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2407,7 +2875,7 @@ func (x *CompleteBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteBatchResponse.ProtoReflect.Descriptor instead.
 func (*CompleteBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{22}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CompleteBatchResponse) GetResults() []*CompleteResult {
@@ -2431,7 +2899,7 @@ type SessionOpen struct {
 
 func (x *SessionOpen) Reset() {
 	*x = SessionOpen{}
-	mi := &file_baton_v1_agent_proto_msgTypes[23]
+	mi := &file_baton_v1_agent_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2443,7 +2911,7 @@ func (x *SessionOpen) String() string {
 func (*SessionOpen) ProtoMessage() {}
 
 func (x *SessionOpen) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[23]
+	mi := &file_baton_v1_agent_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2456,7 +2924,7 @@ func (x *SessionOpen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionOpen.ProtoReflect.Descriptor instead.
 func (*SessionOpen) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{23}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SessionOpen) GetQueue() string {
@@ -2488,7 +2956,7 @@ type SessionLease struct {
 
 func (x *SessionLease) Reset() {
 	*x = SessionLease{}
-	mi := &file_baton_v1_agent_proto_msgTypes[24]
+	mi := &file_baton_v1_agent_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2500,7 +2968,7 @@ func (x *SessionLease) String() string {
 func (*SessionLease) ProtoMessage() {}
 
 func (x *SessionLease) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[24]
+	mi := &file_baton_v1_agent_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2513,7 +2981,7 @@ func (x *SessionLease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionLease.ProtoReflect.Descriptor instead.
 func (*SessionLease) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{24}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SessionLease) GetName() string {
@@ -2544,7 +3012,7 @@ type SessionCompletion struct {
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// token of the lease.
 	Token uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
-	// outcome of the run; required.
+	// outcome of the run; required, unless wait_for is set.
 	Outcome Outcome `protobuf:"varint,3,opt,name=outcome,proto3,enum=baton.v1.Outcome" json:"outcome,omitempty"`
 	// message describes a failure; clipped as CompleteRequest.message.
 	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
@@ -2556,14 +3024,16 @@ type SessionCompletion struct {
 	// http_status: as CompleteRequest.http_status.
 	HttpStatus uint32 `protobuf:"varint,7,opt,name=http_status,json=httpStatus,proto3" json:"http_status,omitempty"`
 	// result: as CompleteRequest.result.
-	Result        []byte `protobuf:"bytes,8,opt,name=result,proto3" json:"result,omitempty"`
+	Result []byte `protobuf:"bytes,8,opt,name=result,proto3" json:"result,omitempty"`
+	// wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+	WaitFor       *WaitFor `protobuf:"bytes,9,opt,name=wait_for,json=waitFor,proto3" json:"wait_for,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SessionCompletion) Reset() {
 	*x = SessionCompletion{}
-	mi := &file_baton_v1_agent_proto_msgTypes[25]
+	mi := &file_baton_v1_agent_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2575,7 +3045,7 @@ func (x *SessionCompletion) String() string {
 func (*SessionCompletion) ProtoMessage() {}
 
 func (x *SessionCompletion) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[25]
+	mi := &file_baton_v1_agent_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2588,7 +3058,7 @@ func (x *SessionCompletion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCompletion.ProtoReflect.Descriptor instead.
 func (*SessionCompletion) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{25}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SessionCompletion) GetName() string {
@@ -2647,6 +3117,13 @@ func (x *SessionCompletion) GetResult() []byte {
 	return nil
 }
 
+func (x *SessionCompletion) GetWaitFor() *WaitFor {
+	if x != nil {
+		return x.WaitFor
+	}
+	return nil
+}
+
 // SessionRelease hands a lease of the session's queue back, as Release does.
 type SessionRelease struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2662,7 +3139,7 @@ type SessionRelease struct {
 
 func (x *SessionRelease) Reset() {
 	*x = SessionRelease{}
-	mi := &file_baton_v1_agent_proto_msgTypes[26]
+	mi := &file_baton_v1_agent_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2674,7 +3151,7 @@ func (x *SessionRelease) String() string {
 func (*SessionRelease) ProtoMessage() {}
 
 func (x *SessionRelease) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[26]
+	mi := &file_baton_v1_agent_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,7 +3164,7 @@ func (x *SessionRelease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRelease.ProtoReflect.Descriptor instead.
 func (*SessionRelease) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{26}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SessionRelease) GetName() string {
@@ -2736,7 +3213,7 @@ type SessionRequest struct {
 
 func (x *SessionRequest) Reset() {
 	*x = SessionRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[27]
+	mi := &file_baton_v1_agent_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2748,7 +3225,7 @@ func (x *SessionRequest) String() string {
 func (*SessionRequest) ProtoMessage() {}
 
 func (x *SessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[27]
+	mi := &file_baton_v1_agent_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2761,7 +3238,7 @@ func (x *SessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRequest.ProtoReflect.Descriptor instead.
 func (*SessionRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{27}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SessionRequest) GetOpen() *SessionOpen {
@@ -2823,7 +3300,7 @@ type SessionStep struct {
 
 func (x *SessionStep) Reset() {
 	*x = SessionStep{}
-	mi := &file_baton_v1_agent_proto_msgTypes[28]
+	mi := &file_baton_v1_agent_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2835,7 +3312,7 @@ func (x *SessionStep) String() string {
 func (*SessionStep) ProtoMessage() {}
 
 func (x *SessionStep) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[28]
+	mi := &file_baton_v1_agent_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2848,7 +3325,7 @@ func (x *SessionStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionStep.ProtoReflect.Descriptor instead.
 func (*SessionStep) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{28}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SessionStep) GetName() string {
@@ -2902,7 +3379,7 @@ type StepResult struct {
 
 func (x *StepResult) Reset() {
 	*x = StepResult{}
-	mi := &file_baton_v1_agent_proto_msgTypes[29]
+	mi := &file_baton_v1_agent_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2914,7 +3391,7 @@ func (x *StepResult) String() string {
 func (*StepResult) ProtoMessage() {}
 
 func (x *StepResult) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[29]
+	mi := &file_baton_v1_agent_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2927,7 +3404,7 @@ func (x *StepResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepResult.ProtoReflect.Descriptor instead.
 func (*StepResult) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{29}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *StepResult) GetName() string {
@@ -2998,7 +3475,7 @@ type SessionResponse struct {
 
 func (x *SessionResponse) Reset() {
 	*x = SessionResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[30]
+	mi := &file_baton_v1_agent_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3010,7 +3487,7 @@ func (x *SessionResponse) String() string {
 func (*SessionResponse) ProtoMessage() {}
 
 func (x *SessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[30]
+	mi := &file_baton_v1_agent_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3023,7 +3500,7 @@ func (x *SessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionResponse.ProtoReflect.Descriptor instead.
 func (*SessionResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{30}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SessionResponse) GetLeases() []*Lease {
@@ -3092,7 +3569,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[31]
+	mi := &file_baton_v1_agent_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3104,7 +3581,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[31]
+	mi := &file_baton_v1_agent_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3117,7 +3594,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{31}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ReleaseRequest) GetQueue() string {
@@ -3160,7 +3637,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[32]
+	mi := &file_baton_v1_agent_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3172,7 +3649,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[32]
+	mi := &file_baton_v1_agent_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3185,7 +3662,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{32}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReleaseResponse) GetNextRunAt() *timestamppb.Timestamp {
@@ -3208,7 +3685,7 @@ type GetAgentRequest struct {
 
 func (x *GetAgentRequest) Reset() {
 	*x = GetAgentRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[33]
+	mi := &file_baton_v1_agent_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3220,7 +3697,7 @@ func (x *GetAgentRequest) String() string {
 func (*GetAgentRequest) ProtoMessage() {}
 
 func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[33]
+	mi := &file_baton_v1_agent_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3233,7 +3710,7 @@ func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{33}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetAgentRequest) GetQueue() string {
@@ -3261,7 +3738,7 @@ type GetAgentResponse struct {
 
 func (x *GetAgentResponse) Reset() {
 	*x = GetAgentResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[34]
+	mi := &file_baton_v1_agent_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3273,7 +3750,7 @@ func (x *GetAgentResponse) String() string {
 func (*GetAgentResponse) ProtoMessage() {}
 
 func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[34]
+	mi := &file_baton_v1_agent_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3286,7 +3763,7 @@ func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentResponse.ProtoReflect.Descriptor instead.
 func (*GetAgentResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{34}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetAgentResponse) GetAgent() *AgentStatus {
@@ -3336,14 +3813,20 @@ type AgentStatus struct {
 	Children []*AgentRef `protobuf:"bytes,15,rep,name=children,proto3" json:"children,omitempty"`
 	// steps recorded in the agent's current run (RecordStep), while the run is not over (working,
 	// or waiting after a failed attempt); GetAgent only.
-	Steps         []*Step `protobuf:"bytes,16,rep,name=steps,proto3" json:"steps,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Steps []*Step `protobuf:"bytes,16,rep,name=steps,proto3" json:"steps,omitempty"`
+	// waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+	// and the wait's time (until; absent when none).
+	WaitingFor *WaitFor `protobuf:"bytes,17,opt,name=waiting_for,json=waitingFor,proto3" json:"waiting_for,omitempty"`
+	// signals_pending counts the signals kept for the agent's run that no wait consumed yet
+	// (GetAgent; ListAgents for an agent waiting for an event).
+	SignalsPending uint32 `protobuf:"varint,18,opt,name=signals_pending,json=signalsPending,proto3" json:"signals_pending,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AgentStatus) Reset() {
 	*x = AgentStatus{}
-	mi := &file_baton_v1_agent_proto_msgTypes[35]
+	mi := &file_baton_v1_agent_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3355,7 +3838,7 @@ func (x *AgentStatus) String() string {
 func (*AgentStatus) ProtoMessage() {}
 
 func (x *AgentStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[35]
+	mi := &file_baton_v1_agent_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3368,7 +3851,7 @@ func (x *AgentStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentStatus.ProtoReflect.Descriptor instead.
 func (*AgentStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{35}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *AgentStatus) GetAgent() *Agent {
@@ -3483,6 +3966,20 @@ func (x *AgentStatus) GetSteps() []*Step {
 	return nil
 }
 
+func (x *AgentStatus) GetWaitingFor() *WaitFor {
+	if x != nil {
+		return x.WaitingFor
+	}
+	return nil
+}
+
+func (x *AgentStatus) GetSignalsPending() uint32 {
+	if x != nil {
+		return x.SignalsPending
+	}
+	return 0
+}
+
 // ParentStatus is one parent of an agent.
 type ParentStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3496,7 +3993,7 @@ type ParentStatus struct {
 
 func (x *ParentStatus) Reset() {
 	*x = ParentStatus{}
-	mi := &file_baton_v1_agent_proto_msgTypes[36]
+	mi := &file_baton_v1_agent_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3508,7 +4005,7 @@ func (x *ParentStatus) String() string {
 func (*ParentStatus) ProtoMessage() {}
 
 func (x *ParentStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[36]
+	mi := &file_baton_v1_agent_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3521,7 +4018,7 @@ func (x *ParentStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParentStatus.ProtoReflect.Descriptor instead.
 func (*ParentStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{36}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ParentStatus) GetParent() *AgentRef {
@@ -3560,7 +4057,7 @@ type ListAgentsRequest struct {
 
 func (x *ListAgentsRequest) Reset() {
 	*x = ListAgentsRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[37]
+	mi := &file_baton_v1_agent_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3572,7 +4069,7 @@ func (x *ListAgentsRequest) String() string {
 func (*ListAgentsRequest) ProtoMessage() {}
 
 func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[37]
+	mi := &file_baton_v1_agent_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3585,7 +4082,7 @@ func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{37}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListAgentsRequest) GetQueue() string {
@@ -3629,7 +4126,7 @@ type ListAgentsResponse struct {
 
 func (x *ListAgentsResponse) Reset() {
 	*x = ListAgentsResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[38]
+	mi := &file_baton_v1_agent_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3641,7 +4138,7 @@ func (x *ListAgentsResponse) String() string {
 func (*ListAgentsResponse) ProtoMessage() {}
 
 func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[38]
+	mi := &file_baton_v1_agent_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3654,7 +4151,7 @@ func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{38}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListAgentsResponse) GetAgents() []*AgentStatus {
@@ -3677,14 +4174,25 @@ type CancelRunRequest struct {
 	// queue the agent belongs to.
 	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
 	// name of the agent.
-	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// cascade also cancels the agent's descendants, following the DAG in any queue, whether or
+	// not the agent is running: each child attached to it finishes FINISH_CANCELLED, whatever its
+	// Agent.after policy, with the message "cancelled: ancestor <queue>/<name>", and its own
+	// children are cancelled in turn. A waiting, blocked or dead-lettered descendant is removed
+	// without running; a running one is told at its next heartbeat (cancel_requested) and its run
+	// ends there (or at its Complete, if that comes first) as cancelled, whatever its schedule or
+	// outcome. The agent's own run is cancelled as without
+	// cascade (a waiting agent is left as it is). The children are taken from the agent when the
+	// call answers; the cascade then runs in the background, page by page, and a replica that
+	// dies midway leaves it to the others.
+	Cascade       bool `protobuf:"varint,3,opt,name=cascade,proto3" json:"cascade,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CancelRunRequest) Reset() {
 	*x = CancelRunRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[39]
+	mi := &file_baton_v1_agent_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3696,7 +4204,7 @@ func (x *CancelRunRequest) String() string {
 func (*CancelRunRequest) ProtoMessage() {}
 
 func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[39]
+	mi := &file_baton_v1_agent_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3709,7 +4217,7 @@ func (x *CancelRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunRequest.ProtoReflect.Descriptor instead.
 func (*CancelRunRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{39}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CancelRunRequest) GetQueue() string {
@@ -3726,6 +4234,13 @@ func (x *CancelRunRequest) GetName() string {
 	return ""
 }
 
+func (x *CancelRunRequest) GetCascade() bool {
+	if x != nil {
+		return x.Cascade
+	}
+	return false
+}
+
 // CancelRunResponse says whether a run was marked.
 type CancelRunResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3733,14 +4248,17 @@ type CancelRunResponse struct {
 	// was).
 	Requested bool `protobuf:"varint,1,opt,name=requested,proto3" json:"requested,omitempty"`
 	// token of the marked lease.
-	Token         uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	Token uint64 `protobuf:"varint,2,opt,name=token,proto3" json:"token,omitempty"`
+	// cascaded counts the direct children whose cancel the cascade started (0 without cascade,
+	// or when the agent had no children attached).
+	Cascaded      uint32 `protobuf:"varint,3,opt,name=cascaded,proto3" json:"cascaded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CancelRunResponse) Reset() {
 	*x = CancelRunResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[40]
+	mi := &file_baton_v1_agent_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3752,7 +4270,7 @@ func (x *CancelRunResponse) String() string {
 func (*CancelRunResponse) ProtoMessage() {}
 
 func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[40]
+	mi := &file_baton_v1_agent_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3765,7 +4283,7 @@ func (x *CancelRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRunResponse.ProtoReflect.Descriptor instead.
 func (*CancelRunResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{40}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CancelRunResponse) GetRequested() bool {
@@ -3778,6 +4296,13 @@ func (x *CancelRunResponse) GetRequested() bool {
 func (x *CancelRunResponse) GetToken() uint64 {
 	if x != nil {
 		return x.Token
+	}
+	return 0
+}
+
+func (x *CancelRunResponse) GetCascaded() uint32 {
+	if x != nil {
+		return x.Cascaded
 	}
 	return 0
 }
@@ -3803,7 +4328,7 @@ type AwaitRequest struct {
 
 func (x *AwaitRequest) Reset() {
 	*x = AwaitRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[41]
+	mi := &file_baton_v1_agent_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3815,7 +4340,7 @@ func (x *AwaitRequest) String() string {
 func (*AwaitRequest) ProtoMessage() {}
 
 func (x *AwaitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[41]
+	mi := &file_baton_v1_agent_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3828,7 +4353,7 @@ func (x *AwaitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitRequest.ProtoReflect.Descriptor instead.
 func (*AwaitRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{41}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AwaitRequest) GetQueue() string {
@@ -3881,7 +4406,7 @@ type AwaitResponse struct {
 
 func (x *AwaitResponse) Reset() {
 	*x = AwaitResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[42]
+	mi := &file_baton_v1_agent_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3893,7 +4418,7 @@ func (x *AwaitResponse) String() string {
 func (*AwaitResponse) ProtoMessage() {}
 
 func (x *AwaitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[42]
+	mi := &file_baton_v1_agent_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3906,7 +4431,7 @@ func (x *AwaitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AwaitResponse.ProtoReflect.Descriptor instead.
 func (*AwaitResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{42}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *AwaitResponse) GetDone() bool {
@@ -3970,7 +4495,7 @@ type RegisterBatchRequest struct {
 
 func (x *RegisterBatchRequest) Reset() {
 	*x = RegisterBatchRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[43]
+	mi := &file_baton_v1_agent_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3982,7 +4507,7 @@ func (x *RegisterBatchRequest) String() string {
 func (*RegisterBatchRequest) ProtoMessage() {}
 
 func (x *RegisterBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[43]
+	mi := &file_baton_v1_agent_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3995,7 +4520,7 @@ func (x *RegisterBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterBatchRequest.ProtoReflect.Descriptor instead.
 func (*RegisterBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{43}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *RegisterBatchRequest) GetBatch() string {
@@ -4076,7 +4601,7 @@ type BatchStatus struct {
 
 func (x *BatchStatus) Reset() {
 	*x = BatchStatus{}
-	mi := &file_baton_v1_agent_proto_msgTypes[44]
+	mi := &file_baton_v1_agent_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4088,7 +4613,7 @@ func (x *BatchStatus) String() string {
 func (*BatchStatus) ProtoMessage() {}
 
 func (x *BatchStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[44]
+	mi := &file_baton_v1_agent_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4101,7 +4626,7 @@ func (x *BatchStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchStatus.ProtoReflect.Descriptor instead.
 func (*BatchStatus) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{44}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *BatchStatus) GetBatch() string {
@@ -4189,7 +4714,7 @@ type RegisterBatchResponse struct {
 
 func (x *RegisterBatchResponse) Reset() {
 	*x = RegisterBatchResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[45]
+	mi := &file_baton_v1_agent_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4201,7 +4726,7 @@ func (x *RegisterBatchResponse) String() string {
 func (*RegisterBatchResponse) ProtoMessage() {}
 
 func (x *RegisterBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[45]
+	mi := &file_baton_v1_agent_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4214,7 +4739,7 @@ func (x *RegisterBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterBatchResponse.ProtoReflect.Descriptor instead.
 func (*RegisterBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{45}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RegisterBatchResponse) GetBatchCreated() bool {
@@ -4249,7 +4774,7 @@ type CloseBatchRequest struct {
 
 func (x *CloseBatchRequest) Reset() {
 	*x = CloseBatchRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[46]
+	mi := &file_baton_v1_agent_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4261,7 +4786,7 @@ func (x *CloseBatchRequest) String() string {
 func (*CloseBatchRequest) ProtoMessage() {}
 
 func (x *CloseBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[46]
+	mi := &file_baton_v1_agent_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4274,7 +4799,7 @@ func (x *CloseBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseBatchRequest.ProtoReflect.Descriptor instead.
 func (*CloseBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{46}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CloseBatchRequest) GetBatch() string {
@@ -4295,7 +4820,7 @@ type CloseBatchResponse struct {
 
 func (x *CloseBatchResponse) Reset() {
 	*x = CloseBatchResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[47]
+	mi := &file_baton_v1_agent_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4307,7 +4832,7 @@ func (x *CloseBatchResponse) String() string {
 func (*CloseBatchResponse) ProtoMessage() {}
 
 func (x *CloseBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[47]
+	mi := &file_baton_v1_agent_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4320,7 +4845,7 @@ func (x *CloseBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseBatchResponse.ProtoReflect.Descriptor instead.
 func (*CloseBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{47}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CloseBatchResponse) GetStatus() *BatchStatus {
@@ -4341,7 +4866,7 @@ type GetBatchRequest struct {
 
 func (x *GetBatchRequest) Reset() {
 	*x = GetBatchRequest{}
-	mi := &file_baton_v1_agent_proto_msgTypes[48]
+	mi := &file_baton_v1_agent_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4353,7 +4878,7 @@ func (x *GetBatchRequest) String() string {
 func (*GetBatchRequest) ProtoMessage() {}
 
 func (x *GetBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[48]
+	mi := &file_baton_v1_agent_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4366,7 +4891,7 @@ func (x *GetBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBatchRequest.ProtoReflect.Descriptor instead.
 func (*GetBatchRequest) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{48}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetBatchRequest) GetBatch() string {
@@ -4387,7 +4912,7 @@ type GetBatchResponse struct {
 
 func (x *GetBatchResponse) Reset() {
 	*x = GetBatchResponse{}
-	mi := &file_baton_v1_agent_proto_msgTypes[49]
+	mi := &file_baton_v1_agent_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4399,7 +4924,7 @@ func (x *GetBatchResponse) String() string {
 func (*GetBatchResponse) ProtoMessage() {}
 
 func (x *GetBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_baton_v1_agent_proto_msgTypes[49]
+	mi := &file_baton_v1_agent_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4412,7 +4937,7 @@ func (x *GetBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBatchResponse.ProtoReflect.Descriptor instead.
 func (*GetBatchResponse) Descriptor() ([]byte, []int) {
-	return file_baton_v1_agent_proto_rawDescGZIP(), []int{49}
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetBatchResponse) GetStatus() *BatchStatus {
@@ -4422,11 +4947,197 @@ func (x *GetBatchResponse) GetStatus() *BatchStatus {
 	return nil
 }
 
+// WatchAgentRequest names the agent whose progress to stream.
+type WatchAgentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// queue the agent belongs to.
+	Queue string `protobuf:"bytes,1,opt,name=queue,proto3" json:"queue,omitempty"`
+	// name of the agent.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// after_token skips finishes of runs whose lease token is at most this, as
+	// AwaitRequest.after_token does: pass the token of the last finish seen to follow a later run.
+	AfterToken uint64 `protobuf:"varint,3,opt,name=after_token,json=afterToken,proto3" json:"after_token,omitempty"`
+	// wait bounds the stream: with no finish by then it ends (status OK, no FINISHED update).
+	// Absent or zero: the server's limits.max_wait_ms; longer is cut to it (not an error).
+	Wait          *durationpb.Duration `protobuf:"bytes,4,opt,name=wait,proto3" json:"wait,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchAgentRequest) Reset() {
+	*x = WatchAgentRequest{}
+	mi := &file_baton_v1_agent_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchAgentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchAgentRequest) ProtoMessage() {}
+
+func (x *WatchAgentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchAgentRequest.ProtoReflect.Descriptor instead.
+func (*WatchAgentRequest) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *WatchAgentRequest) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *WatchAgentRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *WatchAgentRequest) GetAfterToken() uint64 {
+	if x != nil {
+		return x.AfterToken
+	}
+	return 0
+}
+
+func (x *WatchAgentRequest) GetWait() *durationpb.Duration {
+	if x != nil {
+		return x.Wait
+	}
+	return nil
+}
+
+// WatchAgentResponse is one update of a WatchAgent stream.
+type WatchAgentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// update says what this carries.
+	Update WatchUpdate `protobuf:"varint,1,opt,name=update,proto3,enum=baton.v1.WatchUpdate" json:"update,omitempty"`
+	// state of the agent: on SNAPSHOT where it is; WORKING on GRANTED, PROGRESS and STEP;
+	// unspecified on FINISHED.
+	State AgentState `protobuf:"varint,2,opt,name=state,proto3,enum=baton.v1.AgentState" json:"state,omitempty"`
+	// token of the run's lease the update belongs to; 0 on a SNAPSHOT of an agent not working.
+	Token uint64 `protobuf:"varint,3,opt,name=token,proto3" json:"token,omitempty"`
+	// sequence orders the updates of one lease: 0 at its grant, one more per PROGRESS or STEP.
+	// Updates come in (token, sequence) order.
+	Sequence uint64 `protobuf:"varint,4,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// attempt of the run (as Lease.attempt), while working.
+	Attempt uint32 `protobuf:"varint,5,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// progress the holder last reported (SNAPSHOT, PROGRESS).
+	Progress string `protobuf:"bytes,6,opt,name=progress,proto3" json:"progress,omitempty"`
+	// steps: on SNAPSHOT those the current run recorded so far, in order; on STEP the new one.
+	Steps []*Step `protobuf:"bytes,7,rep,name=steps,proto3" json:"steps,omitempty"`
+	// finish on FINISHED: done true, the result and the steps kept with it.
+	Finish        *AwaitResponse `protobuf:"bytes,8,opt,name=finish,proto3" json:"finish,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchAgentResponse) Reset() {
+	*x = WatchAgentResponse{}
+	mi := &file_baton_v1_agent_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchAgentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchAgentResponse) ProtoMessage() {}
+
+func (x *WatchAgentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_baton_v1_agent_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchAgentResponse.ProtoReflect.Descriptor instead.
+func (*WatchAgentResponse) Descriptor() ([]byte, []int) {
+	return file_baton_v1_agent_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *WatchAgentResponse) GetUpdate() WatchUpdate {
+	if x != nil {
+		return x.Update
+	}
+	return WatchUpdate_WATCH_UPDATE_UNSPECIFIED
+}
+
+func (x *WatchAgentResponse) GetState() AgentState {
+	if x != nil {
+		return x.State
+	}
+	return AgentState_AGENT_STATE_UNSPECIFIED
+}
+
+func (x *WatchAgentResponse) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *WatchAgentResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *WatchAgentResponse) GetAttempt() uint32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *WatchAgentResponse) GetProgress() string {
+	if x != nil {
+		return x.Progress
+	}
+	return ""
+}
+
+func (x *WatchAgentResponse) GetSteps() []*Step {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+func (x *WatchAgentResponse) GetFinish() *AwaitResponse {
+	if x != nil {
+		return x.Finish
+	}
+	return nil
+}
+
 var File_baton_v1_agent_proto protoreflect.FileDescriptor
 
 const file_baton_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8b\b\n" +
+	"\x14baton/v1/agent.proto\x12\bbaton.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb9\b\n" +
 	"\x05Agent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x125\n" +
 	"\binterval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\binterval\x123\n" +
@@ -4451,10 +5162,33 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x10idempotency_mode\x18\x13 \x01(\x0e2\x19.baton.v1.IdempotencyModeR\x0fidempotencyMode\x125\n" +
 	"\bdebounce\x18\x14 \x01(\v2\x19.google.protobuf.DurationR\bdebounce\x127\n" +
 	"\texpire_at\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\bexpireAt\x12+\n" +
-	"\x03ttl\x18\x16 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x1a9\n" +
+	"\x03ttl\x18\x16 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x12,\n" +
+	"\bwait_for\x18\x17 \x01(\v2\x11.baton.v1.WaitForR\awaitFor\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x82\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x86\x01\n" +
+	"\aWaitFor\x12\x14\n" +
+	"\x05event\x18\x01 \x01(\tR\x05event\x120\n" +
+	"\x05until\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x123\n" +
+	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\"\x91\x01\n" +
+	"\rEventDelivery\x12\x14\n" +
+	"\x05event\x18\x01 \x01(\tR\x05event\x12\x18\n" +
+	"\apayload\x18\x02 \x01(\fR\apayload\x123\n" +
+	"\asent_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\x12\x1b\n" +
+	"\ttimed_out\x18\x04 \x01(\bR\btimedOut\"\x88\x01\n" +
+	"\rSignalRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05event\x18\x03 \x01(\tR\x05event\x12\x18\n" +
+	"\apayload\x18\x04 \x01(\fR\apayload\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x05 \x01(\tR\trequestId\"\xb1\x01\n" +
+	"\x0eSignalResponse\x12\x1c\n" +
+	"\tdelivered\x18\x01 \x01(\bR\tdelivered\x12\x12\n" +
+	"\x04kept\x18\x02 \x01(\bR\x04kept\x12\x1c\n" +
+	"\tduplicate\x18\x03 \x01(\bR\tduplicate\x12\x1a\n" +
+	"\bconsumed\x18\x04 \x01(\bR\bconsumed\x123\n" +
+	"\asent_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\"\x82\x01\n" +
 	"\bAgentRef\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x126\n" +
@@ -4491,18 +5225,20 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\fdeduplicated\x18\x03 \x01(\bR\fdeduplicated\x12-\n" +
 	"\x06result\x18\x04 \x01(\v2\x15.baton.v1.AgentResultR\x06result\x12\x1a\n" +
 	"\breplaced\x18\x05 \x01(\tR\breplaced\x12\x1c\n" +
-	"\tdebounced\x18\x06 \x01(\bR\tdebounced\"?\n" +
+	"\tdebounced\x18\x06 \x01(\bR\tdebounced\"Y\n" +
 	"\x11UnregisterRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x14\n" +
-	"\x05names\x18\x02 \x03(\tR\x05names\".\n" +
+	"\x05names\x18\x02 \x03(\tR\x05names\x12\x18\n" +
+	"\acascade\x18\x03 \x01(\bR\acascade\"J\n" +
 	"\x12UnregisterResponse\x12\x18\n" +
-	"\aremoved\x18\x01 \x01(\rR\aremoved\"\x91\x01\n" +
+	"\aremoved\x18\x01 \x01(\rR\aremoved\x12\x1a\n" +
+	"\bcascaded\x18\x02 \x01(\rR\bcascaded\"\x91\x01\n" +
 	"\x0eAcquireRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x1b\n" +
 	"\tworker_id\x18\x02 \x01(\tR\bworkerId\x12\x1d\n" +
 	"\n" +
 	"max_leases\x18\x03 \x01(\rR\tmaxLeases\x12-\n" +
-	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\xd2\x02\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\x81\x03\n" +
 	"\x05Lease\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -4513,7 +5249,9 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\aparents\x18\a \x03(\v2\x15.baton.v1.AgentResultR\aparents\x129\n" +
 	"\n" +
 	"granted_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tgrantedAt\x12$\n" +
-	"\x05steps\x18\t \x03(\v2\x0e.baton.v1.StepR\x05steps\"o\n" +
+	"\x05steps\x18\t \x03(\v2\x0e.baton.v1.StepR\x05steps\x12-\n" +
+	"\x05event\x18\n" +
+	" \x01(\v2\x17.baton.v1.EventDeliveryR\x05event\"o\n" +
 	"\x04Step\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06result\x18\x02 \x01(\fR\x06result\x12;\n" +
@@ -4547,7 +5285,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x11HeartbeatResponse\x123\n" +
 	"\bextended\x18\x01 \x03(\v2\x17.baton.v1.ExtendedLeaseR\bextended\x12&\n" +
 	"\x04lost\x18\x02 \x03(\v2\x12.baton.v1.LeaseRefR\x04lost\x120\n" +
-	"\tcancelled\x18\x03 \x03(\v2\x12.baton.v1.LeaseRefR\tcancelled\"\xcd\x02\n" +
+	"\tcancelled\x18\x03 \x03(\v2\x12.baton.v1.LeaseRefR\tcancelled\"\xfb\x02\n" +
 	"\x0fCompleteRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -4563,14 +5301,16 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\vhttp_status\x18\t \x01(\rR\n" +
 	"httpStatus\x12\x16\n" +
 	"\x06result\x18\n" +
-	" \x01(\fR\x06result\"\x8a\x02\n" +
+	" \x01(\fR\x06result\x12,\n" +
+	"\bwait_for\x18\v \x01(\v2\x11.baton.v1.WaitForR\awaitFor\"\xa4\x02\n" +
 	"\x10CompleteResponse\x12:\n" +
 	"\vnext_run_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\tnextRunAt\x12#\n" +
 	"\rdead_lettered\x18\x02 \x01(\bR\fdeadLettered\x12\x18\n" +
 	"\aremoved\x18\x03 \x01(\bR\aremoved\x12%\n" +
 	"\x0efailure_streak\x18\x04 \x01(\rR\rfailureStreak\x12'\n" +
 	"\x0fmessage_clipped\x18\x05 \x01(\bR\x0emessageClipped\x12+\n" +
-	"\aoutcome\x18\x06 \x01(\x0e2\x11.baton.v1.OutcomeR\aoutcome\"S\n" +
+	"\aoutcome\x18\x06 \x01(\x0e2\x11.baton.v1.OutcomeR\aoutcome\x12\x18\n" +
+	"\awaiting\x18\a \x01(\bR\awaiting\"S\n" +
 	"\x14CompleteBatchRequest\x12;\n" +
 	"\vcompletions\x18\x01 \x03(\v2\x19.baton.v1.CompleteRequestR\vcompletions\"\xa7\x01\n" +
 	"\x0eCompleteResult\x12\x14\n" +
@@ -4588,7 +5328,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\fSessionLease\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x04R\x05token\x12\x1a\n" +
-	"\bprogress\x18\x03 \x01(\tR\bprogress\"\x9a\x02\n" +
+	"\bprogress\x18\x03 \x01(\tR\bprogress\"\xc8\x02\n" +
 	"\x11SessionCompletion\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x04R\x05token\x12+\n" +
@@ -4600,7 +5340,8 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"errorClass\x12\x1f\n" +
 	"\vhttp_status\x18\a \x01(\rR\n" +
 	"httpStatus\x12\x16\n" +
-	"\x06result\x18\b \x01(\fR\x06result\"k\n" +
+	"\x06result\x18\b \x01(\fR\x06result\x12,\n" +
+	"\bwait_for\x18\t \x01(\v2\x11.baton.v1.WaitForR\awaitFor\"k\n" +
 	"\x0eSessionRelease\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05token\x18\x02 \x01(\x04R\x05token\x12/\n" +
@@ -4647,7 +5388,7 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"?\n" +
 	"\x10GetAgentResponse\x12+\n" +
-	"\x05agent\x18\x01 \x01(\v2\x15.baton.v1.AgentStatusR\x05agent\"\x9e\x05\n" +
+	"\x05agent\x18\x01 \x01(\v2\x15.baton.v1.AgentStatusR\x05agent\"\xfb\x05\n" +
 	"\vAgentStatus\x12%\n" +
 	"\x05agent\x18\x01 \x01(\v2\x0f.baton.v1.AgentR\x05agent\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.baton.v1.AgentStateR\x05state\x12:\n" +
@@ -4665,7 +5406,10 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\rparents_total\x18\r \x01(\rR\fparentsTotal\x12'\n" +
 	"\x0fparents_pending\x18\x0e \x01(\rR\x0eparentsPending\x12.\n" +
 	"\bchildren\x18\x0f \x03(\v2\x12.baton.v1.AgentRefR\bchildren\x12$\n" +
-	"\x05steps\x18\x10 \x03(\v2\x0e.baton.v1.StepR\x05steps\"i\n" +
+	"\x05steps\x18\x10 \x03(\v2\x0e.baton.v1.StepR\x05steps\x122\n" +
+	"\vwaiting_for\x18\x11 \x01(\v2\x11.baton.v1.WaitForR\n" +
+	"waitingFor\x12'\n" +
+	"\x0fsignals_pending\x18\x12 \x01(\rR\x0esignalsPending\"i\n" +
 	"\fParentStatus\x12*\n" +
 	"\x06parent\x18\x01 \x01(\v2\x12.baton.v1.AgentRefR\x06parent\x12-\n" +
 	"\x06result\x18\x02 \x01(\v2\x15.baton.v1.AgentResultR\x06result\"\x86\x01\n" +
@@ -4678,13 +5422,15 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"namePrefix\"k\n" +
 	"\x12ListAgentsResponse\x12-\n" +
 	"\x06agents\x18\x01 \x03(\v2\x15.baton.v1.AgentStatusR\x06agents\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"<\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"V\n" +
 	"\x10CancelRunRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"G\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
+	"\acascade\x18\x03 \x01(\bR\acascade\"c\n" +
 	"\x11CancelRunResponse\x12\x1c\n" +
 	"\trequested\x18\x01 \x01(\bR\trequested\x12\x14\n" +
-	"\x05token\x18\x02 \x01(\x04R\x05token\"\x88\x01\n" +
+	"\x05token\x18\x02 \x01(\x04R\x05token\x12\x1a\n" +
+	"\bcascaded\x18\x03 \x01(\rR\bcascaded\"\x88\x01\n" +
 	"\fAwaitRequest\x12\x14\n" +
 	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12-\n" +
@@ -4731,7 +5477,22 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x0fGetBatchRequest\x12\x14\n" +
 	"\x05batch\x18\x01 \x01(\tR\x05batch\"A\n" +
 	"\x10GetBatchResponse\x12-\n" +
-	"\x06status\x18\x01 \x01(\v2\x15.baton.v1.BatchStatusR\x06status*\x91\x01\n" +
+	"\x06status\x18\x01 \x01(\v2\x15.baton.v1.BatchStatusR\x06status\"\x8d\x01\n" +
+	"\x11WatchAgentRequest\x12\x14\n" +
+	"\x05queue\x18\x01 \x01(\tR\x05queue\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1f\n" +
+	"\vafter_token\x18\x03 \x01(\x04R\n" +
+	"afterToken\x12-\n" +
+	"\x04wait\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x04wait\"\xae\x02\n" +
+	"\x12WatchAgentResponse\x12-\n" +
+	"\x06update\x18\x01 \x01(\x0e2\x15.baton.v1.WatchUpdateR\x06update\x12*\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x14.baton.v1.AgentStateR\x05state\x12\x14\n" +
+	"\x05token\x18\x03 \x01(\x04R\x05token\x12\x1a\n" +
+	"\bsequence\x18\x04 \x01(\x04R\bsequence\x12\x18\n" +
+	"\aattempt\x18\x05 \x01(\rR\aattempt\x12\x1a\n" +
+	"\bprogress\x18\x06 \x01(\tR\bprogress\x12$\n" +
+	"\x05steps\x18\a \x03(\v2\x0e.baton.v1.StepR\x05steps\x12/\n" +
+	"\x06finish\x18\b \x01(\v2\x17.baton.v1.AwaitResponseR\x06finish*\x91\x01\n" +
 	"\x0fIdempotencyMode\x12 \n" +
 	"\x1cIDEMPOTENCY_MODE_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bIDEMPOTENCY_MODE_KEEP_FIRST\x10\x01\x12\x1c\n" +
@@ -4760,14 +5521,22 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"\x11OUTCOME_THROTTLED\x10\x03\x12\x15\n" +
 	"\x11OUTCOME_TRANSIENT\x10\x04\x12\x18\n" +
 	"\x14OUTCOME_SERVER_ERROR\x10\x05\x12\x13\n" +
-	"\x0fOUTCOME_UNKNOWN\x10\x06*\x93\x01\n" +
+	"\x0fOUTCOME_UNKNOWN\x10\x06*\xb6\x01\n" +
 	"\n" +
 	"AgentState\x12\x1b\n" +
 	"\x17AGENT_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13AGENT_STATE_WAITING\x10\x01\x12\x17\n" +
 	"\x13AGENT_STATE_WORKING\x10\x02\x12\x1d\n" +
 	"\x19AGENT_STATE_DEAD_LETTERED\x10\x03\x12\x17\n" +
-	"\x13AGENT_STATE_BLOCKED\x10\x042\xec\b\n" +
+	"\x13AGENT_STATE_BLOCKED\x10\x04\x12!\n" +
+	"\x1dAGENT_STATE_WAITING_FOR_EVENT\x10\x05*\xad\x01\n" +
+	"\vWatchUpdate\x12\x1c\n" +
+	"\x18WATCH_UPDATE_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15WATCH_UPDATE_SNAPSHOT\x10\x01\x12\x18\n" +
+	"\x14WATCH_UPDATE_GRANTED\x10\x02\x12\x19\n" +
+	"\x15WATCH_UPDATE_PROGRESS\x10\x03\x12\x15\n" +
+	"\x11WATCH_UPDATE_STEP\x10\x04\x12\x19\n" +
+	"\x15WATCH_UPDATE_FINISHED\x10\x052\xf4\t\n" +
 	"\fAgentService\x12A\n" +
 	"\bRegister\x12\x19.baton.v1.RegisterRequest\x1a\x1a.baton.v1.RegisterResponse\x12G\n" +
 	"\n" +
@@ -4788,7 +5557,10 @@ const file_baton_v1_agent_proto_rawDesc = "" +
 	"CloseBatch\x12\x1b.baton.v1.CloseBatchRequest\x1a\x1c.baton.v1.CloseBatchResponse\x12A\n" +
 	"\bGetBatch\x12\x19.baton.v1.GetBatchRequest\x1a\x1a.baton.v1.GetBatchResponse\x12G\n" +
 	"\n" +
-	"RecordStep\x12\x1b.baton.v1.RecordStepRequest\x1a\x1c.baton.v1.RecordStepResponseB\x9b\x01\n" +
+	"RecordStep\x12\x1b.baton.v1.RecordStepRequest\x1a\x1c.baton.v1.RecordStepResponse\x12I\n" +
+	"\n" +
+	"WatchAgent\x12\x1b.baton.v1.WatchAgentRequest\x1a\x1c.baton.v1.WatchAgentResponse0\x01\x12;\n" +
+	"\x06Signal\x12\x17.baton.v1.SignalRequest\x1a\x18.baton.v1.SignalResponseB\x9b\x01\n" +
 	"\fdev.baton.v1B\n" +
 	"AgentProtoP\x01Z>github.com/baton-project/baton/clients/go/gen/baton/v1;batonv1\xa2\x02\x03BXX\xaa\x02\bBaton.V1\xca\x02\bBaton\\V1\xe2\x02\x14Baton\\V1\\GPBMetadata\xea\x02\tBaton::V1b\x06proto3"
 
@@ -4804,8 +5576,8 @@ func file_baton_v1_agent_proto_rawDescGZIP() []byte {
 	return file_baton_v1_agent_proto_rawDescData
 }
 
-var file_baton_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_baton_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_baton_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
 var file_baton_v1_agent_proto_goTypes = []any{
 	(IdempotencyMode)(0),          // 0: baton.v1.IdempotencyMode
 	(ParentFailure)(0),            // 1: baton.v1.ParentFailure
@@ -4813,180 +5585,205 @@ var file_baton_v1_agent_proto_goTypes = []any{
 	(CatchUp)(0),                  // 3: baton.v1.CatchUp
 	(Outcome)(0),                  // 4: baton.v1.Outcome
 	(AgentState)(0),               // 5: baton.v1.AgentState
-	(*Agent)(nil),                 // 6: baton.v1.Agent
-	(*AgentRef)(nil),              // 7: baton.v1.AgentRef
-	(*AgentResult)(nil),           // 8: baton.v1.AgentResult
-	(*RegisterRequest)(nil),       // 9: baton.v1.RegisterRequest
-	(*RegisterResponse)(nil),      // 10: baton.v1.RegisterResponse
-	(*RegisteredAgent)(nil),       // 11: baton.v1.RegisteredAgent
-	(*UnregisterRequest)(nil),     // 12: baton.v1.UnregisterRequest
-	(*UnregisterResponse)(nil),    // 13: baton.v1.UnregisterResponse
-	(*AcquireRequest)(nil),        // 14: baton.v1.AcquireRequest
-	(*Lease)(nil),                 // 15: baton.v1.Lease
-	(*Step)(nil),                  // 16: baton.v1.Step
-	(*RecordStepRequest)(nil),     // 17: baton.v1.RecordStepRequest
-	(*RecordStepResponse)(nil),    // 18: baton.v1.RecordStepResponse
-	(*AcquireResponse)(nil),       // 19: baton.v1.AcquireResponse
-	(*LeaseRef)(nil),              // 20: baton.v1.LeaseRef
-	(*HeartbeatRequest)(nil),      // 21: baton.v1.HeartbeatRequest
-	(*ExtendedLease)(nil),         // 22: baton.v1.ExtendedLease
-	(*HeartbeatResponse)(nil),     // 23: baton.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 24: baton.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 25: baton.v1.CompleteResponse
-	(*CompleteBatchRequest)(nil),  // 26: baton.v1.CompleteBatchRequest
-	(*CompleteResult)(nil),        // 27: baton.v1.CompleteResult
-	(*CompleteBatchResponse)(nil), // 28: baton.v1.CompleteBatchResponse
-	(*SessionOpen)(nil),           // 29: baton.v1.SessionOpen
-	(*SessionLease)(nil),          // 30: baton.v1.SessionLease
-	(*SessionCompletion)(nil),     // 31: baton.v1.SessionCompletion
-	(*SessionRelease)(nil),        // 32: baton.v1.SessionRelease
-	(*SessionRequest)(nil),        // 33: baton.v1.SessionRequest
-	(*SessionStep)(nil),           // 34: baton.v1.SessionStep
-	(*StepResult)(nil),            // 35: baton.v1.StepResult
-	(*SessionResponse)(nil),       // 36: baton.v1.SessionResponse
-	(*ReleaseRequest)(nil),        // 37: baton.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 38: baton.v1.ReleaseResponse
-	(*GetAgentRequest)(nil),       // 39: baton.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),      // 40: baton.v1.GetAgentResponse
-	(*AgentStatus)(nil),           // 41: baton.v1.AgentStatus
-	(*ParentStatus)(nil),          // 42: baton.v1.ParentStatus
-	(*ListAgentsRequest)(nil),     // 43: baton.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),    // 44: baton.v1.ListAgentsResponse
-	(*CancelRunRequest)(nil),      // 45: baton.v1.CancelRunRequest
-	(*CancelRunResponse)(nil),     // 46: baton.v1.CancelRunResponse
-	(*AwaitRequest)(nil),          // 47: baton.v1.AwaitRequest
-	(*AwaitResponse)(nil),         // 48: baton.v1.AwaitResponse
-	(*RegisterBatchRequest)(nil),  // 49: baton.v1.RegisterBatchRequest
-	(*BatchStatus)(nil),           // 50: baton.v1.BatchStatus
-	(*RegisterBatchResponse)(nil), // 51: baton.v1.RegisterBatchResponse
-	(*CloseBatchRequest)(nil),     // 52: baton.v1.CloseBatchRequest
-	(*CloseBatchResponse)(nil),    // 53: baton.v1.CloseBatchResponse
-	(*GetBatchRequest)(nil),       // 54: baton.v1.GetBatchRequest
-	(*GetBatchResponse)(nil),      // 55: baton.v1.GetBatchResponse
-	nil,                           // 56: baton.v1.Agent.LabelsEntry
-	(*durationpb.Duration)(nil),   // 57: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 58: google.protobuf.Timestamp
+	(WatchUpdate)(0),              // 6: baton.v1.WatchUpdate
+	(*Agent)(nil),                 // 7: baton.v1.Agent
+	(*WaitFor)(nil),               // 8: baton.v1.WaitFor
+	(*EventDelivery)(nil),         // 9: baton.v1.EventDelivery
+	(*SignalRequest)(nil),         // 10: baton.v1.SignalRequest
+	(*SignalResponse)(nil),        // 11: baton.v1.SignalResponse
+	(*AgentRef)(nil),              // 12: baton.v1.AgentRef
+	(*AgentResult)(nil),           // 13: baton.v1.AgentResult
+	(*RegisterRequest)(nil),       // 14: baton.v1.RegisterRequest
+	(*RegisterResponse)(nil),      // 15: baton.v1.RegisterResponse
+	(*RegisteredAgent)(nil),       // 16: baton.v1.RegisteredAgent
+	(*UnregisterRequest)(nil),     // 17: baton.v1.UnregisterRequest
+	(*UnregisterResponse)(nil),    // 18: baton.v1.UnregisterResponse
+	(*AcquireRequest)(nil),        // 19: baton.v1.AcquireRequest
+	(*Lease)(nil),                 // 20: baton.v1.Lease
+	(*Step)(nil),                  // 21: baton.v1.Step
+	(*RecordStepRequest)(nil),     // 22: baton.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),    // 23: baton.v1.RecordStepResponse
+	(*AcquireResponse)(nil),       // 24: baton.v1.AcquireResponse
+	(*LeaseRef)(nil),              // 25: baton.v1.LeaseRef
+	(*HeartbeatRequest)(nil),      // 26: baton.v1.HeartbeatRequest
+	(*ExtendedLease)(nil),         // 27: baton.v1.ExtendedLease
+	(*HeartbeatResponse)(nil),     // 28: baton.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),       // 29: baton.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 30: baton.v1.CompleteResponse
+	(*CompleteBatchRequest)(nil),  // 31: baton.v1.CompleteBatchRequest
+	(*CompleteResult)(nil),        // 32: baton.v1.CompleteResult
+	(*CompleteBatchResponse)(nil), // 33: baton.v1.CompleteBatchResponse
+	(*SessionOpen)(nil),           // 34: baton.v1.SessionOpen
+	(*SessionLease)(nil),          // 35: baton.v1.SessionLease
+	(*SessionCompletion)(nil),     // 36: baton.v1.SessionCompletion
+	(*SessionRelease)(nil),        // 37: baton.v1.SessionRelease
+	(*SessionRequest)(nil),        // 38: baton.v1.SessionRequest
+	(*SessionStep)(nil),           // 39: baton.v1.SessionStep
+	(*StepResult)(nil),            // 40: baton.v1.StepResult
+	(*SessionResponse)(nil),       // 41: baton.v1.SessionResponse
+	(*ReleaseRequest)(nil),        // 42: baton.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 43: baton.v1.ReleaseResponse
+	(*GetAgentRequest)(nil),       // 44: baton.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),      // 45: baton.v1.GetAgentResponse
+	(*AgentStatus)(nil),           // 46: baton.v1.AgentStatus
+	(*ParentStatus)(nil),          // 47: baton.v1.ParentStatus
+	(*ListAgentsRequest)(nil),     // 48: baton.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),    // 49: baton.v1.ListAgentsResponse
+	(*CancelRunRequest)(nil),      // 50: baton.v1.CancelRunRequest
+	(*CancelRunResponse)(nil),     // 51: baton.v1.CancelRunResponse
+	(*AwaitRequest)(nil),          // 52: baton.v1.AwaitRequest
+	(*AwaitResponse)(nil),         // 53: baton.v1.AwaitResponse
+	(*RegisterBatchRequest)(nil),  // 54: baton.v1.RegisterBatchRequest
+	(*BatchStatus)(nil),           // 55: baton.v1.BatchStatus
+	(*RegisterBatchResponse)(nil), // 56: baton.v1.RegisterBatchResponse
+	(*CloseBatchRequest)(nil),     // 57: baton.v1.CloseBatchRequest
+	(*CloseBatchResponse)(nil),    // 58: baton.v1.CloseBatchResponse
+	(*GetBatchRequest)(nil),       // 59: baton.v1.GetBatchRequest
+	(*GetBatchResponse)(nil),      // 60: baton.v1.GetBatchResponse
+	(*WatchAgentRequest)(nil),     // 61: baton.v1.WatchAgentRequest
+	(*WatchAgentResponse)(nil),    // 62: baton.v1.WatchAgentResponse
+	nil,                           // 63: baton.v1.Agent.LabelsEntry
+	(*durationpb.Duration)(nil),   // 64: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 65: google.protobuf.Timestamp
 }
 var file_baton_v1_agent_proto_depIdxs = []int32{
-	57, // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
-	57, // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
-	57, // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
-	56, // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
-	3,  // 4: baton.v1.Agent.catch_up:type_name -> baton.v1.CatchUp
-	7,  // 5: baton.v1.Agent.after:type_name -> baton.v1.AgentRef
-	1,  // 6: baton.v1.Agent.on_parent_failure:type_name -> baton.v1.ParentFailure
-	57, // 7: baton.v1.Agent.idempotency_window:type_name -> google.protobuf.Duration
-	0,  // 8: baton.v1.Agent.idempotency_mode:type_name -> baton.v1.IdempotencyMode
-	57, // 9: baton.v1.Agent.debounce:type_name -> google.protobuf.Duration
-	58, // 10: baton.v1.Agent.expire_at:type_name -> google.protobuf.Timestamp
-	57, // 11: baton.v1.Agent.ttl:type_name -> google.protobuf.Duration
-	1,  // 12: baton.v1.AgentRef.on_failure:type_name -> baton.v1.ParentFailure
-	2,  // 13: baton.v1.AgentResult.finish:type_name -> baton.v1.Finish
-	4,  // 14: baton.v1.AgentResult.outcome:type_name -> baton.v1.Outcome
-	58, // 15: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
-	6,  // 16: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
-	11, // 17: baton.v1.RegisterResponse.agents:type_name -> baton.v1.RegisteredAgent
-	8,  // 18: baton.v1.RegisteredAgent.result:type_name -> baton.v1.AgentResult
-	57, // 19: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
-	58, // 20: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
-	6,  // 21: baton.v1.Lease.agent:type_name -> baton.v1.Agent
-	8,  // 22: baton.v1.Lease.parents:type_name -> baton.v1.AgentResult
-	58, // 23: baton.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
-	16, // 24: baton.v1.Lease.steps:type_name -> baton.v1.Step
-	58, // 25: baton.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
-	16, // 26: baton.v1.RecordStepResponse.step:type_name -> baton.v1.Step
-	15, // 27: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
-	20, // 28: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
-	58, // 29: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
-	22, // 30: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
-	20, // 31: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
-	20, // 32: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
-	4,  // 33: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
-	57, // 34: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
-	58, // 35: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	4,  // 36: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
-	24, // 37: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
-	25, // 38: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
-	27, // 39: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
-	4,  // 40: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
-	57, // 41: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
-	57, // 42: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
-	29, // 43: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
-	31, // 44: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
-	30, // 45: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
-	32, // 46: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
-	34, // 47: baton.v1.SessionRequest.steps:type_name -> baton.v1.SessionStep
-	18, // 48: baton.v1.StepResult.response:type_name -> baton.v1.RecordStepResponse
-	15, // 49: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
-	27, // 50: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
-	22, // 51: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
-	20, // 52: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
-	20, // 53: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
-	20, // 54: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
-	35, // 55: baton.v1.SessionResponse.steps:type_name -> baton.v1.StepResult
-	57, // 56: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
-	58, // 57: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
-	41, // 58: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
-	6,  // 59: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
-	5,  // 60: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
-	58, // 61: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
-	58, // 62: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
-	42, // 63: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
-	7,  // 64: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
-	16, // 65: baton.v1.AgentStatus.steps:type_name -> baton.v1.Step
-	7,  // 66: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
-	8,  // 67: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
-	41, // 68: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
-	57, // 69: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
-	8,  // 70: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
-	5,  // 71: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
-	16, // 72: baton.v1.AwaitResponse.steps:type_name -> baton.v1.Step
-	6,  // 73: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
-	6,  // 74: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
-	6,  // 75: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
-	7,  // 76: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
-	58, // 77: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
-	58, // 78: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
-	50, // 79: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
-	50, // 80: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
-	50, // 81: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
-	9,  // 82: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
-	12, // 83: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
-	14, // 84: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
-	21, // 85: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
-	24, // 86: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
-	26, // 87: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
-	33, // 88: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
-	37, // 89: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
-	39, // 90: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
-	43, // 91: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
-	45, // 92: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
-	47, // 93: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
-	49, // 94: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
-	52, // 95: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
-	54, // 96: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
-	17, // 97: baton.v1.AgentService.RecordStep:input_type -> baton.v1.RecordStepRequest
-	10, // 98: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
-	13, // 99: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
-	19, // 100: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
-	23, // 101: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
-	25, // 102: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
-	28, // 103: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
-	36, // 104: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
-	38, // 105: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
-	40, // 106: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
-	44, // 107: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
-	46, // 108: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
-	48, // 109: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
-	51, // 110: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
-	53, // 111: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
-	55, // 112: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
-	18, // 113: baton.v1.AgentService.RecordStep:output_type -> baton.v1.RecordStepResponse
-	98, // [98:114] is the sub-list for method output_type
-	82, // [82:98] is the sub-list for method input_type
-	82, // [82:82] is the sub-list for extension type_name
-	82, // [82:82] is the sub-list for extension extendee
-	0,  // [0:82] is the sub-list for field type_name
+	64,  // 0: baton.v1.Agent.interval:type_name -> google.protobuf.Duration
+	64,  // 1: baton.v1.Agent.timeout:type_name -> google.protobuf.Duration
+	64,  // 2: baton.v1.Agent.error_interval:type_name -> google.protobuf.Duration
+	63,  // 3: baton.v1.Agent.labels:type_name -> baton.v1.Agent.LabelsEntry
+	3,   // 4: baton.v1.Agent.catch_up:type_name -> baton.v1.CatchUp
+	12,  // 5: baton.v1.Agent.after:type_name -> baton.v1.AgentRef
+	1,   // 6: baton.v1.Agent.on_parent_failure:type_name -> baton.v1.ParentFailure
+	64,  // 7: baton.v1.Agent.idempotency_window:type_name -> google.protobuf.Duration
+	0,   // 8: baton.v1.Agent.idempotency_mode:type_name -> baton.v1.IdempotencyMode
+	64,  // 9: baton.v1.Agent.debounce:type_name -> google.protobuf.Duration
+	65,  // 10: baton.v1.Agent.expire_at:type_name -> google.protobuf.Timestamp
+	64,  // 11: baton.v1.Agent.ttl:type_name -> google.protobuf.Duration
+	8,   // 12: baton.v1.Agent.wait_for:type_name -> baton.v1.WaitFor
+	65,  // 13: baton.v1.WaitFor.until:type_name -> google.protobuf.Timestamp
+	64,  // 14: baton.v1.WaitFor.timeout:type_name -> google.protobuf.Duration
+	65,  // 15: baton.v1.EventDelivery.sent_at:type_name -> google.protobuf.Timestamp
+	65,  // 16: baton.v1.SignalResponse.sent_at:type_name -> google.protobuf.Timestamp
+	1,   // 17: baton.v1.AgentRef.on_failure:type_name -> baton.v1.ParentFailure
+	2,   // 18: baton.v1.AgentResult.finish:type_name -> baton.v1.Finish
+	4,   // 19: baton.v1.AgentResult.outcome:type_name -> baton.v1.Outcome
+	65,  // 20: baton.v1.AgentResult.finished_at:type_name -> google.protobuf.Timestamp
+	7,   // 21: baton.v1.RegisterRequest.agents:type_name -> baton.v1.Agent
+	16,  // 22: baton.v1.RegisterResponse.agents:type_name -> baton.v1.RegisteredAgent
+	13,  // 23: baton.v1.RegisteredAgent.result:type_name -> baton.v1.AgentResult
+	64,  // 24: baton.v1.AcquireRequest.wait:type_name -> google.protobuf.Duration
+	65,  // 25: baton.v1.Lease.deadline:type_name -> google.protobuf.Timestamp
+	7,   // 26: baton.v1.Lease.agent:type_name -> baton.v1.Agent
+	13,  // 27: baton.v1.Lease.parents:type_name -> baton.v1.AgentResult
+	65,  // 28: baton.v1.Lease.granted_at:type_name -> google.protobuf.Timestamp
+	21,  // 29: baton.v1.Lease.steps:type_name -> baton.v1.Step
+	9,   // 30: baton.v1.Lease.event:type_name -> baton.v1.EventDelivery
+	65,  // 31: baton.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	21,  // 32: baton.v1.RecordStepResponse.step:type_name -> baton.v1.Step
+	20,  // 33: baton.v1.AcquireResponse.leases:type_name -> baton.v1.Lease
+	25,  // 34: baton.v1.HeartbeatRequest.leases:type_name -> baton.v1.LeaseRef
+	65,  // 35: baton.v1.ExtendedLease.deadline:type_name -> google.protobuf.Timestamp
+	27,  // 36: baton.v1.HeartbeatResponse.extended:type_name -> baton.v1.ExtendedLease
+	25,  // 37: baton.v1.HeartbeatResponse.lost:type_name -> baton.v1.LeaseRef
+	25,  // 38: baton.v1.HeartbeatResponse.cancelled:type_name -> baton.v1.LeaseRef
+	4,   // 39: baton.v1.CompleteRequest.outcome:type_name -> baton.v1.Outcome
+	64,  // 40: baton.v1.CompleteRequest.retry_after:type_name -> google.protobuf.Duration
+	8,   // 41: baton.v1.CompleteRequest.wait_for:type_name -> baton.v1.WaitFor
+	65,  // 42: baton.v1.CompleteResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	4,   // 43: baton.v1.CompleteResponse.outcome:type_name -> baton.v1.Outcome
+	29,  // 44: baton.v1.CompleteBatchRequest.completions:type_name -> baton.v1.CompleteRequest
+	30,  // 45: baton.v1.CompleteResult.response:type_name -> baton.v1.CompleteResponse
+	32,  // 46: baton.v1.CompleteBatchResponse.results:type_name -> baton.v1.CompleteResult
+	4,   // 47: baton.v1.SessionCompletion.outcome:type_name -> baton.v1.Outcome
+	64,  // 48: baton.v1.SessionCompletion.retry_after:type_name -> google.protobuf.Duration
+	8,   // 49: baton.v1.SessionCompletion.wait_for:type_name -> baton.v1.WaitFor
+	64,  // 50: baton.v1.SessionRelease.delay:type_name -> google.protobuf.Duration
+	34,  // 51: baton.v1.SessionRequest.open:type_name -> baton.v1.SessionOpen
+	36,  // 52: baton.v1.SessionRequest.completions:type_name -> baton.v1.SessionCompletion
+	35,  // 53: baton.v1.SessionRequest.heartbeats:type_name -> baton.v1.SessionLease
+	37,  // 54: baton.v1.SessionRequest.releases:type_name -> baton.v1.SessionRelease
+	39,  // 55: baton.v1.SessionRequest.steps:type_name -> baton.v1.SessionStep
+	23,  // 56: baton.v1.StepResult.response:type_name -> baton.v1.RecordStepResponse
+	20,  // 57: baton.v1.SessionResponse.leases:type_name -> baton.v1.Lease
+	32,  // 58: baton.v1.SessionResponse.completed:type_name -> baton.v1.CompleteResult
+	27,  // 59: baton.v1.SessionResponse.extended:type_name -> baton.v1.ExtendedLease
+	25,  // 60: baton.v1.SessionResponse.lost:type_name -> baton.v1.LeaseRef
+	25,  // 61: baton.v1.SessionResponse.released:type_name -> baton.v1.LeaseRef
+	25,  // 62: baton.v1.SessionResponse.cancelled:type_name -> baton.v1.LeaseRef
+	40,  // 63: baton.v1.SessionResponse.steps:type_name -> baton.v1.StepResult
+	64,  // 64: baton.v1.ReleaseRequest.delay:type_name -> google.protobuf.Duration
+	65,  // 65: baton.v1.ReleaseResponse.next_run_at:type_name -> google.protobuf.Timestamp
+	46,  // 66: baton.v1.GetAgentResponse.agent:type_name -> baton.v1.AgentStatus
+	7,   // 67: baton.v1.AgentStatus.agent:type_name -> baton.v1.Agent
+	5,   // 68: baton.v1.AgentStatus.state:type_name -> baton.v1.AgentState
+	65,  // 69: baton.v1.AgentStatus.next_run_at:type_name -> google.protobuf.Timestamp
+	65,  // 70: baton.v1.AgentStatus.deadline:type_name -> google.protobuf.Timestamp
+	47,  // 71: baton.v1.AgentStatus.parents:type_name -> baton.v1.ParentStatus
+	12,  // 72: baton.v1.AgentStatus.children:type_name -> baton.v1.AgentRef
+	21,  // 73: baton.v1.AgentStatus.steps:type_name -> baton.v1.Step
+	8,   // 74: baton.v1.AgentStatus.waiting_for:type_name -> baton.v1.WaitFor
+	12,  // 75: baton.v1.ParentStatus.parent:type_name -> baton.v1.AgentRef
+	13,  // 76: baton.v1.ParentStatus.result:type_name -> baton.v1.AgentResult
+	46,  // 77: baton.v1.ListAgentsResponse.agents:type_name -> baton.v1.AgentStatus
+	64,  // 78: baton.v1.AwaitRequest.wait:type_name -> google.protobuf.Duration
+	13,  // 79: baton.v1.AwaitResponse.result:type_name -> baton.v1.AgentResult
+	5,   // 80: baton.v1.AwaitResponse.state:type_name -> baton.v1.AgentState
+	21,  // 81: baton.v1.AwaitResponse.steps:type_name -> baton.v1.Step
+	7,   // 82: baton.v1.RegisterBatchRequest.agents:type_name -> baton.v1.Agent
+	7,   // 83: baton.v1.RegisterBatchRequest.on_success:type_name -> baton.v1.Agent
+	7,   // 84: baton.v1.RegisterBatchRequest.on_complete:type_name -> baton.v1.Agent
+	12,  // 85: baton.v1.BatchStatus.callbacks:type_name -> baton.v1.AgentRef
+	65,  // 86: baton.v1.BatchStatus.created_at:type_name -> google.protobuf.Timestamp
+	65,  // 87: baton.v1.BatchStatus.done_at:type_name -> google.protobuf.Timestamp
+	55,  // 88: baton.v1.RegisterBatchResponse.status:type_name -> baton.v1.BatchStatus
+	55,  // 89: baton.v1.CloseBatchResponse.status:type_name -> baton.v1.BatchStatus
+	55,  // 90: baton.v1.GetBatchResponse.status:type_name -> baton.v1.BatchStatus
+	64,  // 91: baton.v1.WatchAgentRequest.wait:type_name -> google.protobuf.Duration
+	6,   // 92: baton.v1.WatchAgentResponse.update:type_name -> baton.v1.WatchUpdate
+	5,   // 93: baton.v1.WatchAgentResponse.state:type_name -> baton.v1.AgentState
+	21,  // 94: baton.v1.WatchAgentResponse.steps:type_name -> baton.v1.Step
+	53,  // 95: baton.v1.WatchAgentResponse.finish:type_name -> baton.v1.AwaitResponse
+	14,  // 96: baton.v1.AgentService.Register:input_type -> baton.v1.RegisterRequest
+	17,  // 97: baton.v1.AgentService.Unregister:input_type -> baton.v1.UnregisterRequest
+	19,  // 98: baton.v1.AgentService.Acquire:input_type -> baton.v1.AcquireRequest
+	26,  // 99: baton.v1.AgentService.Heartbeat:input_type -> baton.v1.HeartbeatRequest
+	29,  // 100: baton.v1.AgentService.Complete:input_type -> baton.v1.CompleteRequest
+	31,  // 101: baton.v1.AgentService.CompleteBatch:input_type -> baton.v1.CompleteBatchRequest
+	38,  // 102: baton.v1.AgentService.Session:input_type -> baton.v1.SessionRequest
+	42,  // 103: baton.v1.AgentService.Release:input_type -> baton.v1.ReleaseRequest
+	44,  // 104: baton.v1.AgentService.GetAgent:input_type -> baton.v1.GetAgentRequest
+	48,  // 105: baton.v1.AgentService.ListAgents:input_type -> baton.v1.ListAgentsRequest
+	50,  // 106: baton.v1.AgentService.CancelRun:input_type -> baton.v1.CancelRunRequest
+	52,  // 107: baton.v1.AgentService.Await:input_type -> baton.v1.AwaitRequest
+	54,  // 108: baton.v1.AgentService.RegisterBatch:input_type -> baton.v1.RegisterBatchRequest
+	57,  // 109: baton.v1.AgentService.CloseBatch:input_type -> baton.v1.CloseBatchRequest
+	59,  // 110: baton.v1.AgentService.GetBatch:input_type -> baton.v1.GetBatchRequest
+	22,  // 111: baton.v1.AgentService.RecordStep:input_type -> baton.v1.RecordStepRequest
+	61,  // 112: baton.v1.AgentService.WatchAgent:input_type -> baton.v1.WatchAgentRequest
+	10,  // 113: baton.v1.AgentService.Signal:input_type -> baton.v1.SignalRequest
+	15,  // 114: baton.v1.AgentService.Register:output_type -> baton.v1.RegisterResponse
+	18,  // 115: baton.v1.AgentService.Unregister:output_type -> baton.v1.UnregisterResponse
+	24,  // 116: baton.v1.AgentService.Acquire:output_type -> baton.v1.AcquireResponse
+	28,  // 117: baton.v1.AgentService.Heartbeat:output_type -> baton.v1.HeartbeatResponse
+	30,  // 118: baton.v1.AgentService.Complete:output_type -> baton.v1.CompleteResponse
+	33,  // 119: baton.v1.AgentService.CompleteBatch:output_type -> baton.v1.CompleteBatchResponse
+	41,  // 120: baton.v1.AgentService.Session:output_type -> baton.v1.SessionResponse
+	43,  // 121: baton.v1.AgentService.Release:output_type -> baton.v1.ReleaseResponse
+	45,  // 122: baton.v1.AgentService.GetAgent:output_type -> baton.v1.GetAgentResponse
+	49,  // 123: baton.v1.AgentService.ListAgents:output_type -> baton.v1.ListAgentsResponse
+	51,  // 124: baton.v1.AgentService.CancelRun:output_type -> baton.v1.CancelRunResponse
+	53,  // 125: baton.v1.AgentService.Await:output_type -> baton.v1.AwaitResponse
+	56,  // 126: baton.v1.AgentService.RegisterBatch:output_type -> baton.v1.RegisterBatchResponse
+	58,  // 127: baton.v1.AgentService.CloseBatch:output_type -> baton.v1.CloseBatchResponse
+	60,  // 128: baton.v1.AgentService.GetBatch:output_type -> baton.v1.GetBatchResponse
+	23,  // 129: baton.v1.AgentService.RecordStep:output_type -> baton.v1.RecordStepResponse
+	62,  // 130: baton.v1.AgentService.WatchAgent:output_type -> baton.v1.WatchAgentResponse
+	11,  // 131: baton.v1.AgentService.Signal:output_type -> baton.v1.SignalResponse
+	114, // [114:132] is the sub-list for method output_type
+	96,  // [96:114] is the sub-list for method input_type
+	96,  // [96:96] is the sub-list for extension type_name
+	96,  // [96:96] is the sub-list for extension extendee
+	0,   // [0:96] is the sub-list for field type_name
 }
 
 func init() { file_baton_v1_agent_proto_init() }
@@ -4999,8 +5796,8 @@ func file_baton_v1_agent_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_baton_v1_agent_proto_rawDesc), len(file_baton_v1_agent_proto_rawDesc)),
-			NumEnums:      6,
-			NumMessages:   51,
+			NumEnums:      7,
+			NumMessages:   57,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,6 +35,8 @@ const (
 	AgentService_CloseBatch_FullMethodName    = "/baton.v1.AgentService/CloseBatch"
 	AgentService_GetBatch_FullMethodName      = "/baton.v1.AgentService/GetBatch"
 	AgentService_RecordStep_FullMethodName    = "/baton.v1.AgentService/RecordStep"
+	AgentService_WatchAgent_FullMethodName    = "/baton.v1.AgentService/WatchAgent"
+	AgentService_Signal_FullMethodName        = "/baton.v1.AgentService/Signal"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -45,8 +47,9 @@ const (
 // of workers, each agent held by exactly one worker at a time.
 //
 // An agent lives in a queue. It is waiting (scored by its next run time),
-// working (held under a lease until a deadline), or dead-lettered (after
-// max_attempts consecutive failures). Every lease carries a fencing token
+// working (held under a lease until a deadline), dead-lettered (after
+// max_attempts consecutive failures), or waiting for an event or a time
+// (CompleteRequest.wait_for, Agent.wait_for; Signal ends the wait). Every lease carries a fencing token
 // that strictly increases per queue; Heartbeat, Complete and Release must
 // present it, and a stale or unknown token is rejected with
 // FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
@@ -63,7 +66,9 @@ type AgentServiceClient interface {
 	Register(ctx context.Context, in *RegisterRequest, opts ...grpc.CallOption) (*RegisterResponse, error)
 	// Unregister removes agents' definitions and any waiting or dead-letter
 	// entry. A lease still held may finish (Heartbeat keeps working) but the
-	// agent is not rescheduled when it completes. Unknown names are ignored.
+	// agent is not rescheduled when it completes. Unknown names are ignored. With cascade, every
+	// descendant of a removed agent (its children, theirs, in any queue) is cancelled too:
+	// see UnregisterRequest.cascade.
 	Unregister(ctx context.Context, in *UnregisterRequest, opts ...grpc.CallOption) (*UnregisterResponse, error)
 	// Acquire atomically moves up to max_leases due agents (earliest next run
 	// first, ties by name) from waiting to working and returns their leases.
@@ -146,7 +151,8 @@ type AgentServiceClient interface {
 	// finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
 	// then the lease stays held, so a cancelled run never overlaps the next; a Complete or
 	// Release that comes first ends the lease as usual. `requested` is false when the agent
-	// is not running; NOT_FOUND when the queue has no such agent.
+	// is not running; NOT_FOUND when the queue has no such agent (nothing is written). With
+	// cascade, its descendants are cancelled too (CancelRunRequest.cascade).
 	CancelRun(ctx context.Context, in *CancelRunRequest, opts ...grpc.CallOption) (*CancelRunResponse, error)
 	// Await waits for an agent to finish and answers its result: how it finished (succeeded,
 	// dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
@@ -197,6 +203,34 @@ type AgentServiceClient interface {
 	// shown by GetAgent while the run is not over (AgentStatus.steps). The Session stream
 	// carries the same call (SessionRequest.steps).
 	RecordStep(ctx context.Context, in *RecordStepRequest, opts ...grpc.CallOption) (*RecordStepResponse, error)
+	// WatchAgent streams an agent's progress to a caller that waits for it, then its finish: first
+	// a snapshot (where the agent is, its current run's token, attempt, progress and steps so
+	// far), then each update as it happens — a lease granted (token, attempt), progress a
+	// heartbeat reported (LeaseRef.progress, SessionLease.progress), a step recorded (RecordStep,
+	// SessionRequest.steps) — and last the finish, as Await answers it, after which the stream
+	// ends. An agent that already finished, with its finish kept and its token past after_token,
+	// is answered with the finish at once. Updates are ordered by (token, sequence); a caller
+	// never sees one twice. While a stream is open the agent is marked watched (and awaited, so its
+	// finish is kept and announced), refreshed by the stream; only a watched agent's heartbeats and
+	// steps announce anything, on the queue's pub/sub channel, which reaches every replica's
+	// streams (no polling). When the replica's subscription was lost (a Redis restart), the stream
+	// sends a new snapshot once it is back. The stream ends without a finish after `wait` (at most
+	// the server's limits.max_wait_ms); call again to go on. NOT_FOUND when the queue has no such
+	// agent and keeps no finish of it (nothing is written).
+	WatchAgent(ctx context.Context, in *WatchAgentRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchAgentResponse], error)
+	// Signal delivers a named event, with a payload, to an agent. An agent waiting for that
+	// event (CompleteRequest.wait_for, Agent.wait_for; AGENT_STATE_WAITING_FOR_EVENT) leaves the
+	// wait and is due at once: its next lease carries the event (Lease.event). Otherwise the
+	// signal is kept for the agent's run until a wait names the event, which then ends at once
+	// (a signal sent before the wait began is not lost); a run keeps at most the server's
+	// limits.max_pending_signals of them: one more is RESOURCE_EXHAUSTED naming that limit, and
+	// changes nothing. Each event is consumed once per run: a signal of an event the run consumed
+	// already, or keeps already, changes nothing and answers duplicate (the first payload
+	// stands), so racing or repeated signals, from any replica, are delivered once. The run's
+	// signals go with the run (a success, a dead letter, an unregister, a cancel), so a recurring
+	// agent's next run may be signalled the same event again. A retry with the same request_id
+	// gets the first answer. NOT_FOUND when the queue has no such agent (nothing is kept).
+	Signal(ctx context.Context, in *SignalRequest, opts ...grpc.CallOption) (*SignalResponse, error)
 }
 
 type agentServiceClient struct {
@@ -370,6 +404,35 @@ func (c *agentServiceClient) RecordStep(ctx context.Context, in *RecordStepReque
 	return out, nil
 }
 
+func (c *agentServiceClient) WatchAgent(ctx context.Context, in *WatchAgentRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchAgentResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &AgentService_ServiceDesc.Streams[1], AgentService_WatchAgent_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchAgentRequest, WatchAgentResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AgentService_WatchAgentClient = grpc.ServerStreamingClient[WatchAgentResponse]
+
+func (c *agentServiceClient) Signal(ctx context.Context, in *SignalRequest, opts ...grpc.CallOption) (*SignalResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SignalResponse)
+	err := c.cc.Invoke(ctx, AgentService_Signal_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -378,8 +441,9 @@ func (c *agentServiceClient) RecordStep(ctx context.Context, in *RecordStepReque
 // of workers, each agent held by exactly one worker at a time.
 //
 // An agent lives in a queue. It is waiting (scored by its next run time),
-// working (held under a lease until a deadline), or dead-lettered (after
-// max_attempts consecutive failures). Every lease carries a fencing token
+// working (held under a lease until a deadline), dead-lettered (after
+// max_attempts consecutive failures), or waiting for an event or a time
+// (CompleteRequest.wait_for, Agent.wait_for; Signal ends the wait). Every lease carries a fencing token
 // that strictly increases per queue; Heartbeat, Complete and Release must
 // present it, and a stale or unknown token is rejected with
 // FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
@@ -396,7 +460,9 @@ type AgentServiceServer interface {
 	Register(context.Context, *RegisterRequest) (*RegisterResponse, error)
 	// Unregister removes agents' definitions and any waiting or dead-letter
 	// entry. A lease still held may finish (Heartbeat keeps working) but the
-	// agent is not rescheduled when it completes. Unknown names are ignored.
+	// agent is not rescheduled when it completes. Unknown names are ignored. With cascade, every
+	// descendant of a removed agent (its children, theirs, in any queue) is cancelled too:
+	// see UnregisterRequest.cascade.
 	Unregister(context.Context, *UnregisterRequest) (*UnregisterResponse, error)
 	// Acquire atomically moves up to max_leases due agents (earliest next run
 	// first, ties by name) from waiting to working and returns their leases.
@@ -479,7 +545,8 @@ type AgentServiceServer interface {
 	// finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
 	// then the lease stays held, so a cancelled run never overlaps the next; a Complete or
 	// Release that comes first ends the lease as usual. `requested` is false when the agent
-	// is not running; NOT_FOUND when the queue has no such agent.
+	// is not running; NOT_FOUND when the queue has no such agent (nothing is written). With
+	// cascade, its descendants are cancelled too (CancelRunRequest.cascade).
 	CancelRun(context.Context, *CancelRunRequest) (*CancelRunResponse, error)
 	// Await waits for an agent to finish and answers its result: how it finished (succeeded,
 	// dead-lettered, cancelled by a parent's failure, unregistered), the outcome and the result
@@ -530,6 +597,34 @@ type AgentServiceServer interface {
 	// shown by GetAgent while the run is not over (AgentStatus.steps). The Session stream
 	// carries the same call (SessionRequest.steps).
 	RecordStep(context.Context, *RecordStepRequest) (*RecordStepResponse, error)
+	// WatchAgent streams an agent's progress to a caller that waits for it, then its finish: first
+	// a snapshot (where the agent is, its current run's token, attempt, progress and steps so
+	// far), then each update as it happens — a lease granted (token, attempt), progress a
+	// heartbeat reported (LeaseRef.progress, SessionLease.progress), a step recorded (RecordStep,
+	// SessionRequest.steps) — and last the finish, as Await answers it, after which the stream
+	// ends. An agent that already finished, with its finish kept and its token past after_token,
+	// is answered with the finish at once. Updates are ordered by (token, sequence); a caller
+	// never sees one twice. While a stream is open the agent is marked watched (and awaited, so its
+	// finish is kept and announced), refreshed by the stream; only a watched agent's heartbeats and
+	// steps announce anything, on the queue's pub/sub channel, which reaches every replica's
+	// streams (no polling). When the replica's subscription was lost (a Redis restart), the stream
+	// sends a new snapshot once it is back. The stream ends without a finish after `wait` (at most
+	// the server's limits.max_wait_ms); call again to go on. NOT_FOUND when the queue has no such
+	// agent and keeps no finish of it (nothing is written).
+	WatchAgent(*WatchAgentRequest, grpc.ServerStreamingServer[WatchAgentResponse]) error
+	// Signal delivers a named event, with a payload, to an agent. An agent waiting for that
+	// event (CompleteRequest.wait_for, Agent.wait_for; AGENT_STATE_WAITING_FOR_EVENT) leaves the
+	// wait and is due at once: its next lease carries the event (Lease.event). Otherwise the
+	// signal is kept for the agent's run until a wait names the event, which then ends at once
+	// (a signal sent before the wait began is not lost); a run keeps at most the server's
+	// limits.max_pending_signals of them: one more is RESOURCE_EXHAUSTED naming that limit, and
+	// changes nothing. Each event is consumed once per run: a signal of an event the run consumed
+	// already, or keeps already, changes nothing and answers duplicate (the first payload
+	// stands), so racing or repeated signals, from any replica, are delivered once. The run's
+	// signals go with the run (a success, a dead letter, an unregister, a cancel), so a recurring
+	// agent's next run may be signalled the same event again. A retry with the same request_id
+	// gets the first answer. NOT_FOUND when the queue has no such agent (nothing is kept).
+	Signal(context.Context, *SignalRequest) (*SignalResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -587,6 +682,12 @@ func (UnimplementedAgentServiceServer) GetBatch(context.Context, *GetBatchReques
 }
 func (UnimplementedAgentServiceServer) RecordStep(context.Context, *RecordStepRequest) (*RecordStepResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecordStep not implemented")
+}
+func (UnimplementedAgentServiceServer) WatchAgent(*WatchAgentRequest, grpc.ServerStreamingServer[WatchAgentResponse]) error {
+	return status.Error(codes.Unimplemented, "method WatchAgent not implemented")
+}
+func (UnimplementedAgentServiceServer) Signal(context.Context, *SignalRequest) (*SignalResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Signal not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -886,6 +987,35 @@ func _AgentService_RecordStep_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_WatchAgent_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchAgentRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(AgentServiceServer).WatchAgent(m, &grpc.GenericServerStream[WatchAgentRequest, WatchAgentResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AgentService_WatchAgentServer = grpc.ServerStreamingServer[WatchAgentResponse]
+
+func _AgentService_Signal_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SignalRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).Signal(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_Signal_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).Signal(ctx, req.(*SignalRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -953,6 +1083,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "RecordStep",
 			Handler:    _AgentService_RecordStep_Handler,
 		},
+		{
+			MethodName: "Signal",
+			Handler:    _AgentService_Signal_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -960,6 +1094,11 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 			Handler:       _AgentService_Session_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "WatchAgent",
+			Handler:       _AgentService_WatchAgent_Handler,
+			ServerStreams: true,
 		},
 	},
 	Metadata: "baton/v1/agent.proto",

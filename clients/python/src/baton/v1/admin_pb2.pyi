@@ -195,18 +195,86 @@ class RateLimit(_message.Message):
     def __init__(self, per_second: _Optional[float] = ..., burst: _Optional[int] = ...) -> None: ...
 
 class QueueLimits(_message.Message):
-    __slots__ = ("concurrency", "rate", "key_concurrency", "key_rate", "priority_aging")
+    __slots__ = ("concurrency", "rate", "key_concurrency", "key_rate", "priority_aging", "group")
     CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     RATE_FIELD_NUMBER: _ClassVar[int]
     KEY_CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     KEY_RATE_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_AGING_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
     concurrency: int
     rate: RateLimit
     key_concurrency: int
     key_rate: RateLimit
     priority_aging: _duration_pb2.Duration
-    def __init__(self, concurrency: _Optional[int] = ..., rate: _Optional[_Union[RateLimit, _Mapping]] = ..., key_concurrency: _Optional[int] = ..., key_rate: _Optional[_Union[RateLimit, _Mapping]] = ..., priority_aging: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    group: str
+    def __init__(self, concurrency: _Optional[int] = ..., rate: _Optional[_Union[RateLimit, _Mapping]] = ..., key_concurrency: _Optional[int] = ..., key_rate: _Optional[_Union[RateLimit, _Mapping]] = ..., priority_aging: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., group: _Optional[str] = ...) -> None: ...
+
+class GroupLimits(_message.Message):
+    __slots__ = ("concurrency", "rate", "key_concurrency")
+    CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    RATE_FIELD_NUMBER: _ClassVar[int]
+    KEY_CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
+    concurrency: int
+    rate: RateLimit
+    key_concurrency: int
+    def __init__(self, concurrency: _Optional[int] = ..., rate: _Optional[_Union[RateLimit, _Mapping]] = ..., key_concurrency: _Optional[int] = ...) -> None: ...
+
+class GroupLimitsEntry(_message.Message):
+    __slots__ = ("group", "limits", "held", "rate_tokens")
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    HELD_FIELD_NUMBER: _ClassVar[int]
+    RATE_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    group: str
+    limits: GroupLimits
+    held: int
+    rate_tokens: float
+    def __init__(self, group: _Optional[str] = ..., limits: _Optional[_Union[GroupLimits, _Mapping]] = ..., held: _Optional[int] = ..., rate_tokens: _Optional[float] = ...) -> None: ...
+
+class SetGroupLimitsRequest(_message.Message):
+    __slots__ = ("group", "limits")
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
+    group: str
+    limits: GroupLimits
+    def __init__(self, group: _Optional[str] = ..., limits: _Optional[_Union[GroupLimits, _Mapping]] = ...) -> None: ...
+
+class SetGroupLimitsResponse(_message.Message):
+    __slots__ = ("group", "replaced")
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    REPLACED_FIELD_NUMBER: _ClassVar[int]
+    group: GroupLimitsEntry
+    replaced: bool
+    def __init__(self, group: _Optional[_Union[GroupLimitsEntry, _Mapping]] = ..., replaced: _Optional[bool] = ...) -> None: ...
+
+class GetGroupLimitsRequest(_message.Message):
+    __slots__ = ("group",)
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    group: str
+    def __init__(self, group: _Optional[str] = ...) -> None: ...
+
+class GetGroupLimitsResponse(_message.Message):
+    __slots__ = ("group",)
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    group: GroupLimitsEntry
+    def __init__(self, group: _Optional[_Union[GroupLimitsEntry, _Mapping]] = ...) -> None: ...
+
+class ListGroupLimitsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListGroupLimitsResponse(_message.Message):
+    __slots__ = ("groups", "next_page_token")
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    groups: _containers.RepeatedCompositeFieldContainer[GroupLimitsEntry]
+    next_page_token: str
+    def __init__(self, groups: _Optional[_Iterable[_Union[GroupLimitsEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class SetLimitsRequest(_message.Message):
     __slots__ = ("queue", "limits", "create")

@@ -81,6 +81,21 @@ class AdminServiceStub:
                 request_serializer=baton_dot_v1_dot_admin__pb2.ListKeyLimitsRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_admin__pb2.ListKeyLimitsResponse.FromString,
                 _registered_method=True)
+        self.SetGroupLimits = channel.unary_unary(
+                '/baton.v1.AdminService/SetGroupLimits',
+                request_serializer=baton_dot_v1_dot_admin__pb2.SetGroupLimitsRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_admin__pb2.SetGroupLimitsResponse.FromString,
+                _registered_method=True)
+        self.GetGroupLimits = channel.unary_unary(
+                '/baton.v1.AdminService/GetGroupLimits',
+                request_serializer=baton_dot_v1_dot_admin__pb2.GetGroupLimitsRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_admin__pb2.GetGroupLimitsResponse.FromString,
+                _registered_method=True)
+        self.ListGroupLimits = channel.unary_unary(
+                '/baton.v1.AdminService/ListGroupLimits',
+                request_serializer=baton_dot_v1_dot_admin__pb2.ListGroupLimitsRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_admin__pb2.ListGroupLimitsResponse.FromString,
+                _registered_method=True)
         self.RecountKeys = channel.unary_unary(
                 '/baton.v1.AdminService/RecountKeys',
                 request_serializer=baton_dot_v1_dot_admin__pb2.RecountKeysRequest.SerializeToString,
@@ -158,7 +173,8 @@ class AdminServiceServicer:
         back off, so the whole queue does). The response says what is stored. A sharded queue
         cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
         A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
-        `create` declares it: see SetLimitsRequest.create.
+        `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
+        (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -189,6 +205,38 @@ class AdminServiceServicer:
     def ListKeyLimits(self, request, context):
         """ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
         order (byte order).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetGroupLimits(self, request, context):
+        """SetGroupLimits creates or replaces a shared concurrency group: limits that hold over every
+        queue that joins it (QueueLimits.group) together, enforced in the acquire script on every
+        replica like SetLimits: at most `concurrency` leases held at once over all member queues, a
+        token bucket of `rate` grants over all of them, and at most `key_concurrency` leases per
+        Agent.key over all of them. A queue's own limits still apply too. A lease counts in the group
+        it was granted under until it ends (complete, release, reap, a cancelled run), even if its
+        queue leaves or changes group meanwhile; a place freed in one member queue wakes the waiting
+        Acquires of every member. Member queues held back by the group are woken to look again. A
+        group is never removed; absent limits make it unlimited. Invalid fields: INVALID_ARGUMENT
+        naming the field, and nothing changes. On a Redis Cluster a group can be set but no queue
+        can join it (see QueueLimits.group).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetGroupLimits(self, request, context):
+        """GetGroupLimits reads a group's limits and the leases held under it now. NOT_FOUND if it was
+        never set.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListGroupLimits(self, request, context):
+        """ListGroupLimits pages through the groups in name order (byte order).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -276,6 +324,21 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ListKeyLimits,
                     request_deserializer=baton_dot_v1_dot_admin__pb2.ListKeyLimitsRequest.FromString,
                     response_serializer=baton_dot_v1_dot_admin__pb2.ListKeyLimitsResponse.SerializeToString,
+            ),
+            'SetGroupLimits': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetGroupLimits,
+                    request_deserializer=baton_dot_v1_dot_admin__pb2.SetGroupLimitsRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_admin__pb2.SetGroupLimitsResponse.SerializeToString,
+            ),
+            'GetGroupLimits': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetGroupLimits,
+                    request_deserializer=baton_dot_v1_dot_admin__pb2.GetGroupLimitsRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_admin__pb2.GetGroupLimitsResponse.SerializeToString,
+            ),
+            'ListGroupLimits': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListGroupLimits,
+                    request_deserializer=baton_dot_v1_dot_admin__pb2.ListGroupLimitsRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_admin__pb2.ListGroupLimitsResponse.SerializeToString,
             ),
             'RecountKeys': grpc.unary_unary_rpc_method_handler(
                     servicer.RecountKeys,
@@ -538,6 +601,87 @@ class AdminService:
             '/baton.v1.AdminService/ListKeyLimits',
             baton_dot_v1_dot_admin__pb2.ListKeyLimitsRequest.SerializeToString,
             baton_dot_v1_dot_admin__pb2.ListKeyLimitsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetGroupLimits(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AdminService/SetGroupLimits',
+            baton_dot_v1_dot_admin__pb2.SetGroupLimitsRequest.SerializeToString,
+            baton_dot_v1_dot_admin__pb2.SetGroupLimitsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetGroupLimits(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AdminService/GetGroupLimits',
+            baton_dot_v1_dot_admin__pb2.GetGroupLimitsRequest.SerializeToString,
+            baton_dot_v1_dot_admin__pb2.GetGroupLimitsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListGroupLimits(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AdminService/ListGroupLimits',
+            baton_dot_v1_dot_admin__pb2.ListGroupLimitsRequest.SerializeToString,
+            baton_dot_v1_dot_admin__pb2.ListGroupLimitsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -57,6 +57,16 @@ class AgentState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     AGENT_STATE_WORKING: _ClassVar[AgentState]
     AGENT_STATE_DEAD_LETTERED: _ClassVar[AgentState]
     AGENT_STATE_BLOCKED: _ClassVar[AgentState]
+    AGENT_STATE_WAITING_FOR_EVENT: _ClassVar[AgentState]
+
+class WatchUpdate(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    WATCH_UPDATE_UNSPECIFIED: _ClassVar[WatchUpdate]
+    WATCH_UPDATE_SNAPSHOT: _ClassVar[WatchUpdate]
+    WATCH_UPDATE_GRANTED: _ClassVar[WatchUpdate]
+    WATCH_UPDATE_PROGRESS: _ClassVar[WatchUpdate]
+    WATCH_UPDATE_STEP: _ClassVar[WatchUpdate]
+    WATCH_UPDATE_FINISHED: _ClassVar[WatchUpdate]
 IDEMPOTENCY_MODE_UNSPECIFIED: IdempotencyMode
 IDEMPOTENCY_MODE_KEEP_FIRST: IdempotencyMode
 IDEMPOTENCY_MODE_REPLACE: IdempotencyMode
@@ -86,9 +96,16 @@ AGENT_STATE_WAITING: AgentState
 AGENT_STATE_WORKING: AgentState
 AGENT_STATE_DEAD_LETTERED: AgentState
 AGENT_STATE_BLOCKED: AgentState
+AGENT_STATE_WAITING_FOR_EVENT: AgentState
+WATCH_UPDATE_UNSPECIFIED: WatchUpdate
+WATCH_UPDATE_SNAPSHOT: WatchUpdate
+WATCH_UPDATE_GRANTED: WatchUpdate
+WATCH_UPDATE_PROGRESS: WatchUpdate
+WATCH_UPDATE_STEP: WatchUpdate
+WATCH_UPDATE_FINISHED: WatchUpdate
 
 class Agent(_message.Message):
-    __slots__ = ("name", "interval", "timeout", "error_interval", "payload", "labels", "max_attempts", "cron", "time_zone", "catch_up", "key", "priority", "traceparent", "after", "on_parent_failure", "idempotency_key", "idempotency_window", "keep_result", "idempotency_mode", "debounce", "expire_at", "ttl")
+    __slots__ = ("name", "interval", "timeout", "error_interval", "payload", "labels", "max_attempts", "cron", "time_zone", "catch_up", "key", "priority", "traceparent", "after", "on_parent_failure", "idempotency_key", "idempotency_window", "keep_result", "idempotency_mode", "debounce", "expire_at", "ttl", "wait_for")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -118,6 +135,7 @@ class Agent(_message.Message):
     DEBOUNCE_FIELD_NUMBER: _ClassVar[int]
     EXPIRE_AT_FIELD_NUMBER: _ClassVar[int]
     TTL_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FOR_FIELD_NUMBER: _ClassVar[int]
     name: str
     interval: _duration_pb2.Duration
     timeout: _duration_pb2.Duration
@@ -140,7 +158,58 @@ class Agent(_message.Message):
     debounce: _duration_pb2.Duration
     expire_at: _timestamp_pb2.Timestamp
     ttl: _duration_pb2.Duration
-    def __init__(self, name: _Optional[str] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload: _Optional[bytes] = ..., labels: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., catch_up: _Optional[_Union[CatchUp, str]] = ..., key: _Optional[str] = ..., priority: _Optional[int] = ..., traceparent: _Optional[str] = ..., after: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ..., on_parent_failure: _Optional[_Union[ParentFailure, str]] = ..., idempotency_key: _Optional[str] = ..., idempotency_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., keep_result: _Optional[bool] = ..., idempotency_mode: _Optional[_Union[IdempotencyMode, str]] = ..., debounce: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., expire_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    wait_for: WaitFor
+    def __init__(self, name: _Optional[str] = ..., interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_interval: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., payload: _Optional[bytes] = ..., labels: _Optional[_Mapping[str, str]] = ..., max_attempts: _Optional[int] = ..., cron: _Optional[str] = ..., time_zone: _Optional[str] = ..., catch_up: _Optional[_Union[CatchUp, str]] = ..., key: _Optional[str] = ..., priority: _Optional[int] = ..., traceparent: _Optional[str] = ..., after: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ..., on_parent_failure: _Optional[_Union[ParentFailure, str]] = ..., idempotency_key: _Optional[str] = ..., idempotency_window: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., keep_result: _Optional[bool] = ..., idempotency_mode: _Optional[_Union[IdempotencyMode, str]] = ..., debounce: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., expire_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., wait_for: _Optional[_Union[WaitFor, _Mapping]] = ...) -> None: ...
+
+class WaitFor(_message.Message):
+    __slots__ = ("event", "until", "timeout")
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    event: str
+    until: _timestamp_pb2.Timestamp
+    timeout: _duration_pb2.Duration
+    def __init__(self, event: _Optional[str] = ..., until: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., timeout: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class EventDelivery(_message.Message):
+    __slots__ = ("event", "payload", "sent_at", "timed_out")
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    SENT_AT_FIELD_NUMBER: _ClassVar[int]
+    TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
+    event: str
+    payload: bytes
+    sent_at: _timestamp_pb2.Timestamp
+    timed_out: bool
+    def __init__(self, event: _Optional[str] = ..., payload: _Optional[bytes] = ..., sent_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., timed_out: _Optional[bool] = ...) -> None: ...
+
+class SignalRequest(_message.Message):
+    __slots__ = ("queue", "name", "event", "payload", "request_id")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    name: str
+    event: str
+    payload: bytes
+    request_id: str
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., event: _Optional[str] = ..., payload: _Optional[bytes] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class SignalResponse(_message.Message):
+    __slots__ = ("delivered", "kept", "duplicate", "consumed", "sent_at")
+    DELIVERED_FIELD_NUMBER: _ClassVar[int]
+    KEPT_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_FIELD_NUMBER: _ClassVar[int]
+    CONSUMED_FIELD_NUMBER: _ClassVar[int]
+    SENT_AT_FIELD_NUMBER: _ClassVar[int]
+    delivered: bool
+    kept: bool
+    duplicate: bool
+    consumed: bool
+    sent_at: _timestamp_pb2.Timestamp
+    def __init__(self, delivered: _Optional[bool] = ..., kept: _Optional[bool] = ..., duplicate: _Optional[bool] = ..., consumed: _Optional[bool] = ..., sent_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class AgentRef(_message.Message):
     __slots__ = ("queue", "name", "on_failure", "batch")
@@ -219,18 +288,22 @@ class RegisteredAgent(_message.Message):
     def __init__(self, name: _Optional[str] = ..., created: _Optional[bool] = ..., deduplicated: _Optional[bool] = ..., result: _Optional[_Union[AgentResult, _Mapping]] = ..., replaced: _Optional[str] = ..., debounced: _Optional[bool] = ...) -> None: ...
 
 class UnregisterRequest(_message.Message):
-    __slots__ = ("queue", "names")
+    __slots__ = ("queue", "names", "cascade")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAMES_FIELD_NUMBER: _ClassVar[int]
+    CASCADE_FIELD_NUMBER: _ClassVar[int]
     queue: str
     names: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, queue: _Optional[str] = ..., names: _Optional[_Iterable[str]] = ...) -> None: ...
+    cascade: bool
+    def __init__(self, queue: _Optional[str] = ..., names: _Optional[_Iterable[str]] = ..., cascade: _Optional[bool] = ...) -> None: ...
 
 class UnregisterResponse(_message.Message):
-    __slots__ = ("removed",)
+    __slots__ = ("removed", "cascaded")
     REMOVED_FIELD_NUMBER: _ClassVar[int]
+    CASCADED_FIELD_NUMBER: _ClassVar[int]
     removed: int
-    def __init__(self, removed: _Optional[int] = ...) -> None: ...
+    cascaded: int
+    def __init__(self, removed: _Optional[int] = ..., cascaded: _Optional[int] = ...) -> None: ...
 
 class AcquireRequest(_message.Message):
     __slots__ = ("queue", "worker_id", "max_leases", "wait")
@@ -245,7 +318,7 @@ class AcquireRequest(_message.Message):
     def __init__(self, queue: _Optional[str] = ..., worker_id: _Optional[str] = ..., max_leases: _Optional[int] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class Lease(_message.Message):
-    __slots__ = ("queue", "name", "token", "deadline", "attempt", "agent", "parents", "granted_at", "steps")
+    __slots__ = ("queue", "name", "token", "deadline", "attempt", "agent", "parents", "granted_at", "steps", "event")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -255,6 +328,7 @@ class Lease(_message.Message):
     PARENTS_FIELD_NUMBER: _ClassVar[int]
     GRANTED_AT_FIELD_NUMBER: _ClassVar[int]
     STEPS_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
     queue: str
     name: str
     token: int
@@ -264,7 +338,8 @@ class Lease(_message.Message):
     parents: _containers.RepeatedCompositeFieldContainer[AgentResult]
     granted_at: _timestamp_pb2.Timestamp
     steps: _containers.RepeatedCompositeFieldContainer[Step]
-    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempt: _Optional[int] = ..., agent: _Optional[_Union[Agent, _Mapping]] = ..., parents: _Optional[_Iterable[_Union[AgentResult, _Mapping]]] = ..., granted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ...) -> None: ...
+    event: EventDelivery
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., attempt: _Optional[int] = ..., agent: _Optional[_Union[Agent, _Mapping]] = ..., parents: _Optional[_Iterable[_Union[AgentResult, _Mapping]]] = ..., granted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ..., event: _Optional[_Union[EventDelivery, _Mapping]] = ...) -> None: ...
 
 class Step(_message.Message):
     __slots__ = ("name", "result", "recorded_at")
@@ -349,7 +424,7 @@ class HeartbeatResponse(_message.Message):
     def __init__(self, extended: _Optional[_Iterable[_Union[ExtendedLease, _Mapping]]] = ..., lost: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ..., cancelled: _Optional[_Iterable[_Union[LeaseRef, _Mapping]]] = ...) -> None: ...
 
 class CompleteRequest(_message.Message):
-    __slots__ = ("queue", "name", "token", "outcome", "message", "retry_after", "request_id", "error_class", "http_status", "result")
+    __slots__ = ("queue", "name", "token", "outcome", "message", "retry_after", "request_id", "error_class", "http_status", "result", "wait_for")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
@@ -360,6 +435,7 @@ class CompleteRequest(_message.Message):
     ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
     HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FOR_FIELD_NUMBER: _ClassVar[int]
     queue: str
     name: str
     token: int
@@ -370,23 +446,26 @@ class CompleteRequest(_message.Message):
     error_class: str
     http_status: int
     result: bytes
-    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., request_id: _Optional[str] = ..., error_class: _Optional[str] = ..., http_status: _Optional[int] = ..., result: _Optional[bytes] = ...) -> None: ...
+    wait_for: WaitFor
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., request_id: _Optional[str] = ..., error_class: _Optional[str] = ..., http_status: _Optional[int] = ..., result: _Optional[bytes] = ..., wait_for: _Optional[_Union[WaitFor, _Mapping]] = ...) -> None: ...
 
 class CompleteResponse(_message.Message):
-    __slots__ = ("next_run_at", "dead_lettered", "removed", "failure_streak", "message_clipped", "outcome")
+    __slots__ = ("next_run_at", "dead_lettered", "removed", "failure_streak", "message_clipped", "outcome", "waiting")
     NEXT_RUN_AT_FIELD_NUMBER: _ClassVar[int]
     DEAD_LETTERED_FIELD_NUMBER: _ClassVar[int]
     REMOVED_FIELD_NUMBER: _ClassVar[int]
     FAILURE_STREAK_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_CLIPPED_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
     next_run_at: _timestamp_pb2.Timestamp
     dead_lettered: bool
     removed: bool
     failure_streak: int
     message_clipped: bool
     outcome: Outcome
-    def __init__(self, next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., dead_lettered: _Optional[bool] = ..., removed: _Optional[bool] = ..., failure_streak: _Optional[int] = ..., message_clipped: _Optional[bool] = ..., outcome: _Optional[_Union[Outcome, str]] = ...) -> None: ...
+    waiting: bool
+    def __init__(self, next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., dead_lettered: _Optional[bool] = ..., removed: _Optional[bool] = ..., failure_streak: _Optional[int] = ..., message_clipped: _Optional[bool] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., waiting: _Optional[bool] = ...) -> None: ...
 
 class CompleteBatchRequest(_message.Message):
     __slots__ = ("completions",)
@@ -433,7 +512,7 @@ class SessionLease(_message.Message):
     def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., progress: _Optional[str] = ...) -> None: ...
 
 class SessionCompletion(_message.Message):
-    __slots__ = ("name", "token", "outcome", "message", "retry_after", "error_class", "http_status", "result")
+    __slots__ = ("name", "token", "outcome", "message", "retry_after", "error_class", "http_status", "result", "wait_for")
     NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
@@ -442,6 +521,7 @@ class SessionCompletion(_message.Message):
     ERROR_CLASS_FIELD_NUMBER: _ClassVar[int]
     HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FOR_FIELD_NUMBER: _ClassVar[int]
     name: str
     token: int
     outcome: Outcome
@@ -450,7 +530,8 @@ class SessionCompletion(_message.Message):
     error_class: str
     http_status: int
     result: bytes
-    def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_class: _Optional[str] = ..., http_status: _Optional[int] = ..., result: _Optional[bytes] = ...) -> None: ...
+    wait_for: WaitFor
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[int] = ..., outcome: _Optional[_Union[Outcome, str]] = ..., message: _Optional[str] = ..., retry_after: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., error_class: _Optional[str] = ..., http_status: _Optional[int] = ..., result: _Optional[bytes] = ..., wait_for: _Optional[_Union[WaitFor, _Mapping]] = ...) -> None: ...
 
 class SessionRelease(_message.Message):
     __slots__ = ("name", "token", "delay")
@@ -557,7 +638,7 @@ class GetAgentResponse(_message.Message):
     def __init__(self, agent: _Optional[_Union[AgentStatus, _Mapping]] = ...) -> None: ...
 
 class AgentStatus(_message.Message):
-    __slots__ = ("agent", "state", "next_run_at", "deadline", "holder", "token", "failure_streak", "progress", "cancel_requested", "last_error_class", "last_error_message", "parents", "parents_total", "parents_pending", "children", "steps")
+    __slots__ = ("agent", "state", "next_run_at", "deadline", "holder", "token", "failure_streak", "progress", "cancel_requested", "last_error_class", "last_error_message", "parents", "parents_total", "parents_pending", "children", "steps", "waiting_for", "signals_pending")
     AGENT_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     NEXT_RUN_AT_FIELD_NUMBER: _ClassVar[int]
@@ -574,6 +655,8 @@ class AgentStatus(_message.Message):
     PARENTS_PENDING_FIELD_NUMBER: _ClassVar[int]
     CHILDREN_FIELD_NUMBER: _ClassVar[int]
     STEPS_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FOR_FIELD_NUMBER: _ClassVar[int]
+    SIGNALS_PENDING_FIELD_NUMBER: _ClassVar[int]
     agent: Agent
     state: AgentState
     next_run_at: _timestamp_pb2.Timestamp
@@ -590,7 +673,9 @@ class AgentStatus(_message.Message):
     parents_pending: int
     children: _containers.RepeatedCompositeFieldContainer[AgentRef]
     steps: _containers.RepeatedCompositeFieldContainer[Step]
-    def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., holder: _Optional[str] = ..., token: _Optional[int] = ..., failure_streak: _Optional[int] = ..., progress: _Optional[str] = ..., cancel_requested: _Optional[bool] = ..., last_error_class: _Optional[str] = ..., last_error_message: _Optional[str] = ..., parents: _Optional[_Iterable[_Union[ParentStatus, _Mapping]]] = ..., parents_total: _Optional[int] = ..., parents_pending: _Optional[int] = ..., children: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ...) -> None: ...
+    waiting_for: WaitFor
+    signals_pending: int
+    def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., state: _Optional[_Union[AgentState, str]] = ..., next_run_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., holder: _Optional[str] = ..., token: _Optional[int] = ..., failure_streak: _Optional[int] = ..., progress: _Optional[str] = ..., cancel_requested: _Optional[bool] = ..., last_error_class: _Optional[str] = ..., last_error_message: _Optional[str] = ..., parents: _Optional[_Iterable[_Union[ParentStatus, _Mapping]]] = ..., parents_total: _Optional[int] = ..., parents_pending: _Optional[int] = ..., children: _Optional[_Iterable[_Union[AgentRef, _Mapping]]] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ..., waiting_for: _Optional[_Union[WaitFor, _Mapping]] = ..., signals_pending: _Optional[int] = ...) -> None: ...
 
 class ParentStatus(_message.Message):
     __slots__ = ("parent", "result")
@@ -621,20 +706,24 @@ class ListAgentsResponse(_message.Message):
     def __init__(self, agents: _Optional[_Iterable[_Union[AgentStatus, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class CancelRunRequest(_message.Message):
-    __slots__ = ("queue", "name")
+    __slots__ = ("queue", "name", "cascade")
     QUEUE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    CASCADE_FIELD_NUMBER: _ClassVar[int]
     queue: str
     name: str
-    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    cascade: bool
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., cascade: _Optional[bool] = ...) -> None: ...
 
 class CancelRunResponse(_message.Message):
-    __slots__ = ("requested", "token")
+    __slots__ = ("requested", "token", "cascaded")
     REQUESTED_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
+    CASCADED_FIELD_NUMBER: _ClassVar[int]
     requested: bool
     token: int
-    def __init__(self, requested: _Optional[bool] = ..., token: _Optional[int] = ...) -> None: ...
+    cascaded: int
+    def __init__(self, requested: _Optional[bool] = ..., token: _Optional[int] = ..., cascaded: _Optional[int] = ...) -> None: ...
 
 class AwaitRequest(_message.Message):
     __slots__ = ("queue", "name", "wait", "after_token")
@@ -737,3 +826,35 @@ class GetBatchResponse(_message.Message):
     STATUS_FIELD_NUMBER: _ClassVar[int]
     status: BatchStatus
     def __init__(self, status: _Optional[_Union[BatchStatus, _Mapping]] = ...) -> None: ...
+
+class WatchAgentRequest(_message.Message):
+    __slots__ = ("queue", "name", "after_token", "wait")
+    QUEUE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    AFTER_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    WAIT_FIELD_NUMBER: _ClassVar[int]
+    queue: str
+    name: str
+    after_token: int
+    wait: _duration_pb2.Duration
+    def __init__(self, queue: _Optional[str] = ..., name: _Optional[str] = ..., after_token: _Optional[int] = ..., wait: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class WatchAgentResponse(_message.Message):
+    __slots__ = ("update", "state", "token", "sequence", "attempt", "progress", "steps", "finish")
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    FINISH_FIELD_NUMBER: _ClassVar[int]
+    update: WatchUpdate
+    state: AgentState
+    token: int
+    sequence: int
+    attempt: int
+    progress: str
+    steps: _containers.RepeatedCompositeFieldContainer[Step]
+    finish: AwaitResponse
+    def __init__(self, update: _Optional[_Union[WatchUpdate, str]] = ..., state: _Optional[_Union[AgentState, str]] = ..., token: _Optional[int] = ..., sequence: _Optional[int] = ..., attempt: _Optional[int] = ..., progress: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[Step, _Mapping]]] = ..., finish: _Optional[_Union[AwaitResponse, _Mapping]] = ...) -> None: ...

@@ -30,8 +30,9 @@ class AgentServiceStub:
     of workers, each agent held by exactly one worker at a time.
 
     An agent lives in a queue. It is waiting (scored by its next run time),
-    working (held under a lease until a deadline), or dead-lettered (after
-    max_attempts consecutive failures). Every lease carries a fencing token
+    working (held under a lease until a deadline), dead-lettered (after
+    max_attempts consecutive failures), or waiting for an event or a time
+    (CompleteRequest.wait_for, Agent.wait_for; Signal ends the wait). Every lease carries a fencing token
     that strictly increases per queue; Heartbeat, Complete and Release must
     present it, and a stale or unknown token is rejected with
     FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
@@ -126,6 +127,16 @@ class AgentServiceStub:
                 request_serializer=baton_dot_v1_dot_agent__pb2.RecordStepRequest.SerializeToString,
                 response_deserializer=baton_dot_v1_dot_agent__pb2.RecordStepResponse.FromString,
                 _registered_method=True)
+        self.WatchAgent = channel.unary_stream(
+                '/baton.v1.AgentService/WatchAgent',
+                request_serializer=baton_dot_v1_dot_agent__pb2.WatchAgentRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_agent__pb2.WatchAgentResponse.FromString,
+                _registered_method=True)
+        self.Signal = channel.unary_unary(
+                '/baton.v1.AgentService/Signal',
+                request_serializer=baton_dot_v1_dot_agent__pb2.SignalRequest.SerializeToString,
+                response_deserializer=baton_dot_v1_dot_agent__pb2.SignalResponse.FromString,
+                _registered_method=True)
 
 
 class AgentServiceServicer:
@@ -133,8 +144,9 @@ class AgentServiceServicer:
     of workers, each agent held by exactly one worker at a time.
 
     An agent lives in a queue. It is waiting (scored by its next run time),
-    working (held under a lease until a deadline), or dead-lettered (after
-    max_attempts consecutive failures). Every lease carries a fencing token
+    working (held under a lease until a deadline), dead-lettered (after
+    max_attempts consecutive failures), or waiting for an event or a time
+    (CompleteRequest.wait_for, Agent.wait_for; Signal ends the wait). Every lease carries a fencing token
     that strictly increases per queue; Heartbeat, Complete and Release must
     present it, and a stale or unknown token is rejected with
     FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
@@ -158,7 +170,9 @@ class AgentServiceServicer:
     def Unregister(self, request, context):
         """Unregister removes agents' definitions and any waiting or dead-letter
         entry. A lease still held may finish (Heartbeat keeps working) but the
-        agent is not rescheduled when it completes. Unknown names are ignored.
+        agent is not rescheduled when it completes. Unknown names are ignored. With cascade, every
+        descendant of a removed agent (its children, theirs, in any queue) is cancelled too:
+        see UnregisterRequest.cascade.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -286,7 +300,8 @@ class AgentServiceServicer:
         finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
         then the lease stays held, so a cancelled run never overlaps the next; a Complete or
         Release that comes first ends the lease as usual. `requested` is false when the agent
-        is not running; NOT_FOUND when the queue has no such agent.
+        is not running; NOT_FOUND when the queue has no such agent (nothing is written). With
+        cascade, its descendants are cancelled too (CancelRunRequest.cascade).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -361,6 +376,44 @@ class AgentServiceServicer:
         steps are kept with the run's finish where the finish is kept (AwaitResponse.steps) and
         shown by GetAgent while the run is not over (AgentStatus.steps). The Session stream
         carries the same call (SessionRequest.steps).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchAgent(self, request, context):
+        """WatchAgent streams an agent's progress to a caller that waits for it, then its finish: first
+        a snapshot (where the agent is, its current run's token, attempt, progress and steps so
+        far), then each update as it happens — a lease granted (token, attempt), progress a
+        heartbeat reported (LeaseRef.progress, SessionLease.progress), a step recorded (RecordStep,
+        SessionRequest.steps) — and last the finish, as Await answers it, after which the stream
+        ends. An agent that already finished, with its finish kept and its token past after_token,
+        is answered with the finish at once. Updates are ordered by (token, sequence); a caller
+        never sees one twice. While a stream is open the agent is marked watched (and awaited, so its
+        finish is kept and announced), refreshed by the stream; only a watched agent's heartbeats and
+        steps announce anything, on the queue's pub/sub channel, which reaches every replica's
+        streams (no polling). When the replica's subscription was lost (a Redis restart), the stream
+        sends a new snapshot once it is back. The stream ends without a finish after `wait` (at most
+        the server's limits.max_wait_ms); call again to go on. NOT_FOUND when the queue has no such
+        agent and keeps no finish of it (nothing is written).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Signal(self, request, context):
+        """Signal delivers a named event, with a payload, to an agent. An agent waiting for that
+        event (CompleteRequest.wait_for, Agent.wait_for; AGENT_STATE_WAITING_FOR_EVENT) leaves the
+        wait and is due at once: its next lease carries the event (Lease.event). Otherwise the
+        signal is kept for the agent's run until a wait names the event, which then ends at once
+        (a signal sent before the wait began is not lost); a run keeps at most the server's
+        limits.max_pending_signals of them: one more is RESOURCE_EXHAUSTED naming that limit, and
+        changes nothing. Each event is consumed once per run: a signal of an event the run consumed
+        already, or keeps already, changes nothing and answers duplicate (the first payload
+        stands), so racing or repeated signals, from any replica, are delivered once. The run's
+        signals go with the run (a success, a dead letter, an unregister, a cancel), so a recurring
+        agent's next run may be signalled the same event again. A retry with the same request_id
+        gets the first answer. NOT_FOUND when the queue has no such agent (nothing is kept).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -449,6 +502,16 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     request_deserializer=baton_dot_v1_dot_agent__pb2.RecordStepRequest.FromString,
                     response_serializer=baton_dot_v1_dot_agent__pb2.RecordStepResponse.SerializeToString,
             ),
+            'WatchAgent': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchAgent,
+                    request_deserializer=baton_dot_v1_dot_agent__pb2.WatchAgentRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_agent__pb2.WatchAgentResponse.SerializeToString,
+            ),
+            'Signal': grpc.unary_unary_rpc_method_handler(
+                    servicer.Signal,
+                    request_deserializer=baton_dot_v1_dot_agent__pb2.SignalRequest.FromString,
+                    response_serializer=baton_dot_v1_dot_agent__pb2.SignalResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'baton.v1.AgentService', rpc_method_handlers)
@@ -462,8 +525,9 @@ class AgentService:
     of workers, each agent held by exactly one worker at a time.
 
     An agent lives in a queue. It is waiting (scored by its next run time),
-    working (held under a lease until a deadline), or dead-lettered (after
-    max_attempts consecutive failures). Every lease carries a fencing token
+    working (held under a lease until a deadline), dead-lettered (after
+    max_attempts consecutive failures), or waiting for an event or a time
+    (CompleteRequest.wait_for, Agent.wait_for; Signal ends the wait). Every lease carries a fencing token
     that strictly increases per queue; Heartbeat, Complete and Release must
     present it, and a stale or unknown token is rejected with
     FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
@@ -894,6 +958,60 @@ class AgentService:
             '/baton.v1.AgentService/RecordStep',
             baton_dot_v1_dot_agent__pb2.RecordStepRequest.SerializeToString,
             baton_dot_v1_dot_agent__pb2.RecordStepResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchAgent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/baton.v1.AgentService/WatchAgent',
+            baton_dot_v1_dot_agent__pb2.WatchAgentRequest.SerializeToString,
+            baton_dot_v1_dot_agent__pb2.WatchAgentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Signal(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/baton.v1.AgentService/Signal',
+            baton_dot_v1_dot_agent__pb2.SignalRequest.SerializeToString,
+            baton_dot_v1_dot_agent__pb2.SignalResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -362,7 +362,100 @@ export interface QueueLimits {
    * cannot hold it back forever. Limits still come first: an aged agent of a key at its limit
    * waits for its key. Absent means no aging; at least 1 ms, at most limits.max_duration.
    */
-  priorityAging: Duration | undefined;
+  priorityAging:
+    | Duration
+    | undefined;
+  /**
+   * group: the shared concurrency group (SetGroupLimits) the queue is a member of; empty means
+   * none. Its grants then count in the group too, under the group's limits as well as the
+   * queue's. A group that was never set is FAILED_PRECONDITION (reason GROUP_REFUSED, message
+   * naming limits.group) and nothing is written. So is any group on a Redis Cluster: the
+   * group's counts live in another slot than the queue's keys, and one script cannot touch
+   * both, so Baton refuses the configuration rather than enforce it inexactly. A queue in no
+   * group pays nothing for groups.
+   */
+  group: string;
+}
+
+/** GroupLimits are a shared concurrency group's limits, over all of its member queues together. */
+export interface GroupLimits {
+  /**
+   * concurrency: most leases held at once over every member queue; 0 means no limit; at most
+   * 1,000,000.
+   */
+  concurrency: number;
+  /** rate of grants over every member queue; absent means no limit. */
+  rate:
+    | RateLimit
+    | undefined;
+  /**
+   * key_concurrency: most leases held at once by the agents of one key (Agent.key) over every
+   * member queue; 0 means no limit; at most 1,000,000.
+   */
+  keyConcurrency: number;
+}
+
+/** GroupLimitsEntry is a group's limits and what it holds now. */
+export interface GroupLimitsEntry {
+  /** group name. */
+  group: string;
+  /** limits of the group (burst filled in). */
+  limits:
+    | GroupLimits
+    | undefined;
+  /** held: leases granted under the group and not ended yet, over every member queue. */
+  held: bigint;
+  /** rate_tokens: what the group's bucket holds now (with a rate). */
+  rateTokens: number;
+}
+
+/** SetGroupLimitsRequest creates or replaces a group's limits. */
+export interface SetGroupLimitsRequest {
+  /** group to set: a name, [A-Za-z0-9._-]{1,128}. */
+  group: string;
+  /** limits to set; absent (or empty) removes every limit (the group stays). */
+  limits: GroupLimits | undefined;
+}
+
+/** SetGroupLimitsResponse says what is now stored. */
+export interface SetGroupLimitsResponse {
+  /** group now in force, with what it holds. */
+  group:
+    | GroupLimitsEntry
+    | undefined;
+  /** replaced is true when the group existed before. */
+  replaced: boolean;
+}
+
+/** GetGroupLimitsRequest names a group. */
+export interface GetGroupLimitsRequest {
+  /** group to read. */
+  group: string;
+}
+
+/** GetGroupLimitsResponse is one group's limits and usage. */
+export interface GetGroupLimitsResponse {
+  /** group read. */
+  group: GroupLimitsEntry | undefined;
+}
+
+/** ListGroupLimitsRequest pages through the groups. */
+export interface ListGroupLimitsRequest {
+  /** page_size is the most entries to return; 0 means 100; at most 1000. */
+  pageSize: number;
+  /**
+   * page_token continues a listing: the next_page_token of the previous page; anything else is
+   * INVALID_ARGUMENT.
+   */
+  pageToken: string;
+}
+
+/** ListGroupLimitsResponse is one page of groups. */
+export interface ListGroupLimitsResponse {
+  /** groups on this page, in name order. */
+  groups: GroupLimitsEntry[];
+  /** next_page_token continues the listing; empty on the last page. */
+  nextPageToken: string;
 }
 
 /** SetLimitsRequest replaces a queue's limits. */
@@ -2319,7 +2412,14 @@ export const RateLimit: MessageFns<RateLimit> = {
 };
 
 function createBaseQueueLimits(): QueueLimits {
-  return { concurrency: 0, rate: undefined, keyConcurrency: 0, keyRate: undefined, priorityAging: undefined };
+  return {
+    concurrency: 0,
+    rate: undefined,
+    keyConcurrency: 0,
+    keyRate: undefined,
+    priorityAging: undefined,
+    group: "",
+  };
 }
 
 export const QueueLimits: MessageFns<QueueLimits> = {
@@ -2338,6 +2438,9 @@ export const QueueLimits: MessageFns<QueueLimits> = {
     }
     if (message.priorityAging !== undefined) {
       Duration.encode(message.priorityAging, writer.uint32(42).fork()).join();
+    }
+    if (message.group !== "") {
+      writer.uint32(50).string(message.group);
     }
     return writer;
   },
@@ -2395,6 +2498,14 @@ export const QueueLimits: MessageFns<QueueLimits> = {
             message.priorityAging = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2426,6 +2537,7 @@ export const QueueLimits: MessageFns<QueueLimits> = {
         : isSet(object.priority_aging)
         ? Duration.fromJSON(object.priority_aging)
         : undefined,
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
     };
   },
 
@@ -2446,6 +2558,9 @@ export const QueueLimits: MessageFns<QueueLimits> = {
     if (message.priorityAging !== undefined) {
       obj.priorityAging = Duration.toJSON(message.priorityAging);
     }
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
     return obj;
   },
 
@@ -2463,6 +2578,732 @@ export const QueueLimits: MessageFns<QueueLimits> = {
     message.priorityAging = (object.priorityAging !== undefined && object.priorityAging !== null)
       ? Duration.fromPartial(object.priorityAging)
       : undefined;
+    message.group = object.group ?? "";
+    return message;
+  },
+};
+
+function createBaseGroupLimits(): GroupLimits {
+  return { concurrency: 0, rate: undefined, keyConcurrency: 0 };
+}
+
+export const GroupLimits: MessageFns<GroupLimits> = {
+  encode(message: GroupLimits, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.concurrency !== 0) {
+      writer.uint32(8).uint32(message.concurrency);
+    }
+    if (message.rate !== undefined) {
+      RateLimit.encode(message.rate, writer.uint32(18).fork()).join();
+    }
+    if (message.keyConcurrency !== 0) {
+      writer.uint32(24).uint32(message.keyConcurrency);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GroupLimits {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGroupLimits();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.concurrency = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.rate = RateLimit.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.keyConcurrency = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GroupLimits {
+    return {
+      concurrency: isSet(object.concurrency) ? globalThis.Number(object.concurrency) : 0,
+      rate: isSet(object.rate) ? RateLimit.fromJSON(object.rate) : undefined,
+      keyConcurrency: isSet(object.keyConcurrency)
+        ? globalThis.Number(object.keyConcurrency)
+        : isSet(object.key_concurrency)
+        ? globalThis.Number(object.key_concurrency)
+        : 0,
+    };
+  },
+
+  toJSON(message: GroupLimits): unknown {
+    const obj: any = {};
+    if (message.concurrency !== 0) {
+      obj.concurrency = Math.round(message.concurrency);
+    }
+    if (message.rate !== undefined) {
+      obj.rate = RateLimit.toJSON(message.rate);
+    }
+    if (message.keyConcurrency !== 0) {
+      obj.keyConcurrency = Math.round(message.keyConcurrency);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GroupLimits>): GroupLimits {
+    return GroupLimits.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GroupLimits>): GroupLimits {
+    const message = createBaseGroupLimits();
+    message.concurrency = object.concurrency ?? 0;
+    message.rate = (object.rate !== undefined && object.rate !== null) ? RateLimit.fromPartial(object.rate) : undefined;
+    message.keyConcurrency = object.keyConcurrency ?? 0;
+    return message;
+  },
+};
+
+function createBaseGroupLimitsEntry(): GroupLimitsEntry {
+  return { group: "", limits: undefined, held: 0n, rateTokens: 0 };
+}
+
+export const GroupLimitsEntry: MessageFns<GroupLimitsEntry> = {
+  encode(message: GroupLimitsEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.group !== "") {
+      writer.uint32(10).string(message.group);
+    }
+    if (message.limits !== undefined) {
+      GroupLimits.encode(message.limits, writer.uint32(18).fork()).join();
+    }
+    if (message.held !== 0n) {
+      if (BigInt.asUintN(64, message.held) !== message.held) {
+        throw new globalThis.Error("value provided for field message.held of type uint64 too large");
+      }
+      writer.uint32(24).uint64(message.held);
+    }
+    if (message.rateTokens !== 0) {
+      writer.uint32(33).double(message.rateTokens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GroupLimitsEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGroupLimitsEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.limits = GroupLimits.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.held = reader.uint64() as bigint;
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.rateTokens = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GroupLimitsEntry {
+    return {
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
+      limits: isSet(object.limits) ? GroupLimits.fromJSON(object.limits) : undefined,
+      held: isSet(object.held) ? BigInt(object.held) : 0n,
+      rateTokens: isSet(object.rateTokens)
+        ? globalThis.Number(object.rateTokens)
+        : isSet(object.rate_tokens)
+        ? globalThis.Number(object.rate_tokens)
+        : 0,
+    };
+  },
+
+  toJSON(message: GroupLimitsEntry): unknown {
+    const obj: any = {};
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
+    if (message.limits !== undefined) {
+      obj.limits = GroupLimits.toJSON(message.limits);
+    }
+    if (message.held !== 0n) {
+      obj.held = message.held.toString();
+    }
+    if (message.rateTokens !== 0) {
+      obj.rateTokens = floatToJson(message.rateTokens);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GroupLimitsEntry>): GroupLimitsEntry {
+    return GroupLimitsEntry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GroupLimitsEntry>): GroupLimitsEntry {
+    const message = createBaseGroupLimitsEntry();
+    message.group = object.group ?? "";
+    message.limits = (object.limits !== undefined && object.limits !== null)
+      ? GroupLimits.fromPartial(object.limits)
+      : undefined;
+    message.held = (object.held !== undefined && object.held !== null) ? BigInt(object.held) : 0n;
+    message.rateTokens = object.rateTokens ?? 0;
+    return message;
+  },
+};
+
+function createBaseSetGroupLimitsRequest(): SetGroupLimitsRequest {
+  return { group: "", limits: undefined };
+}
+
+export const SetGroupLimitsRequest: MessageFns<SetGroupLimitsRequest> = {
+  encode(message: SetGroupLimitsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.group !== "") {
+      writer.uint32(10).string(message.group);
+    }
+    if (message.limits !== undefined) {
+      GroupLimits.encode(message.limits, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetGroupLimitsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetGroupLimitsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.limits = GroupLimits.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetGroupLimitsRequest {
+    return {
+      group: isSet(object.group) ? globalThis.String(object.group) : "",
+      limits: isSet(object.limits) ? GroupLimits.fromJSON(object.limits) : undefined,
+    };
+  },
+
+  toJSON(message: SetGroupLimitsRequest): unknown {
+    const obj: any = {};
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
+    if (message.limits !== undefined) {
+      obj.limits = GroupLimits.toJSON(message.limits);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetGroupLimitsRequest>): SetGroupLimitsRequest {
+    return SetGroupLimitsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetGroupLimitsRequest>): SetGroupLimitsRequest {
+    const message = createBaseSetGroupLimitsRequest();
+    message.group = object.group ?? "";
+    message.limits = (object.limits !== undefined && object.limits !== null)
+      ? GroupLimits.fromPartial(object.limits)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSetGroupLimitsResponse(): SetGroupLimitsResponse {
+  return { group: undefined, replaced: false };
+}
+
+export const SetGroupLimitsResponse: MessageFns<SetGroupLimitsResponse> = {
+  encode(message: SetGroupLimitsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.group !== undefined) {
+      GroupLimitsEntry.encode(message.group, writer.uint32(10).fork()).join();
+    }
+    if (message.replaced !== false) {
+      writer.uint32(16).bool(message.replaced);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetGroupLimitsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetGroupLimitsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.group = GroupLimitsEntry.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.replaced = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetGroupLimitsResponse {
+    return {
+      group: isSet(object.group) ? GroupLimitsEntry.fromJSON(object.group) : undefined,
+      replaced: isSet(object.replaced) ? globalThis.Boolean(object.replaced) : false,
+    };
+  },
+
+  toJSON(message: SetGroupLimitsResponse): unknown {
+    const obj: any = {};
+    if (message.group !== undefined) {
+      obj.group = GroupLimitsEntry.toJSON(message.group);
+    }
+    if (message.replaced !== false) {
+      obj.replaced = message.replaced;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetGroupLimitsResponse>): SetGroupLimitsResponse {
+    return SetGroupLimitsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetGroupLimitsResponse>): SetGroupLimitsResponse {
+    const message = createBaseSetGroupLimitsResponse();
+    message.group = (object.group !== undefined && object.group !== null)
+      ? GroupLimitsEntry.fromPartial(object.group)
+      : undefined;
+    message.replaced = object.replaced ?? false;
+    return message;
+  },
+};
+
+function createBaseGetGroupLimitsRequest(): GetGroupLimitsRequest {
+  return { group: "" };
+}
+
+export const GetGroupLimitsRequest: MessageFns<GetGroupLimitsRequest> = {
+  encode(message: GetGroupLimitsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.group !== "") {
+      writer.uint32(10).string(message.group);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetGroupLimitsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetGroupLimitsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.group = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetGroupLimitsRequest {
+    return { group: isSet(object.group) ? globalThis.String(object.group) : "" };
+  },
+
+  toJSON(message: GetGroupLimitsRequest): unknown {
+    const obj: any = {};
+    if (message.group !== "") {
+      obj.group = message.group;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetGroupLimitsRequest>): GetGroupLimitsRequest {
+    return GetGroupLimitsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetGroupLimitsRequest>): GetGroupLimitsRequest {
+    const message = createBaseGetGroupLimitsRequest();
+    message.group = object.group ?? "";
+    return message;
+  },
+};
+
+function createBaseGetGroupLimitsResponse(): GetGroupLimitsResponse {
+  return { group: undefined };
+}
+
+export const GetGroupLimitsResponse: MessageFns<GetGroupLimitsResponse> = {
+  encode(message: GetGroupLimitsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.group !== undefined) {
+      GroupLimitsEntry.encode(message.group, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetGroupLimitsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetGroupLimitsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.group = GroupLimitsEntry.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetGroupLimitsResponse {
+    return { group: isSet(object.group) ? GroupLimitsEntry.fromJSON(object.group) : undefined };
+  },
+
+  toJSON(message: GetGroupLimitsResponse): unknown {
+    const obj: any = {};
+    if (message.group !== undefined) {
+      obj.group = GroupLimitsEntry.toJSON(message.group);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetGroupLimitsResponse>): GetGroupLimitsResponse {
+    return GetGroupLimitsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetGroupLimitsResponse>): GetGroupLimitsResponse {
+    const message = createBaseGetGroupLimitsResponse();
+    message.group = (object.group !== undefined && object.group !== null)
+      ? GroupLimitsEntry.fromPartial(object.group)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListGroupLimitsRequest(): ListGroupLimitsRequest {
+  return { pageSize: 0, pageToken: "" };
+}
+
+export const ListGroupLimitsRequest: MessageFns<ListGroupLimitsRequest> = {
+  encode(message: ListGroupLimitsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pageSize !== 0) {
+      writer.uint32(8).uint32(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      writer.uint32(18).string(message.pageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListGroupLimitsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListGroupLimitsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pageSize = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListGroupLimitsRequest {
+    return {
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : 0,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListGroupLimitsRequest): unknown {
+    const obj: any = {};
+    if (message.pageSize !== 0) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== "") {
+      obj.pageToken = message.pageToken;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListGroupLimitsRequest>): ListGroupLimitsRequest {
+    return ListGroupLimitsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListGroupLimitsRequest>): ListGroupLimitsRequest {
+    const message = createBaseListGroupLimitsRequest();
+    message.pageSize = object.pageSize ?? 0;
+    message.pageToken = object.pageToken ?? "";
+    return message;
+  },
+};
+
+function createBaseListGroupLimitsResponse(): ListGroupLimitsResponse {
+  return { groups: [], nextPageToken: "" };
+}
+
+export const ListGroupLimitsResponse: MessageFns<ListGroupLimitsResponse> = {
+  encode(message: ListGroupLimitsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.groups) {
+      GroupLimitsEntry.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListGroupLimitsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListGroupLimitsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.groups.push(GroupLimitsEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListGroupLimitsResponse {
+    return {
+      groups: globalThis.Array.isArray(object?.groups)
+        ? object.groups.map((e: any) => GroupLimitsEntry.fromJSON(e))
+        : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+    };
+  },
+
+  toJSON(message: ListGroupLimitsResponse): unknown {
+    const obj: any = {};
+    if (message.groups?.length) {
+      obj.groups = message.groups.map((e) => GroupLimitsEntry.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListGroupLimitsResponse>): ListGroupLimitsResponse {
+    return ListGroupLimitsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListGroupLimitsResponse>): ListGroupLimitsResponse {
+    const message = createBaseListGroupLimitsResponse();
+    message.groups = object.groups?.map((e) => GroupLimitsEntry.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
@@ -3956,7 +4797,8 @@ export const AdminServiceService = {
    * back off, so the whole queue does). The response says what is stored. A sharded queue
    * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
    * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
-   * `create` declares it: see SetLimitsRequest.create.
+   * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
+   * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
    */
   setLimits: {
     path: "/baton.v1.AdminService/SetLimits" as const,
@@ -4014,6 +4856,57 @@ export const AdminServiceService = {
     responseSerialize: (value: ListKeyLimitsResponse): Buffer =>
       Buffer.from(ListKeyLimitsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListKeyLimitsResponse => ListKeyLimitsResponse.decode(value),
+  },
+  /**
+   * SetGroupLimits creates or replaces a shared concurrency group: limits that hold over every
+   * queue that joins it (QueueLimits.group) together, enforced in the acquire script on every
+   * replica like SetLimits: at most `concurrency` leases held at once over all member queues, a
+   * token bucket of `rate` grants over all of them, and at most `key_concurrency` leases per
+   * Agent.key over all of them. A queue's own limits still apply too. A lease counts in the group
+   * it was granted under until it ends (complete, release, reap, a cancelled run), even if its
+   * queue leaves or changes group meanwhile; a place freed in one member queue wakes the waiting
+   * Acquires of every member. Member queues held back by the group are woken to look again. A
+   * group is never removed; absent limits make it unlimited. Invalid fields: INVALID_ARGUMENT
+   * naming the field, and nothing changes. On a Redis Cluster a group can be set but no queue
+   * can join it (see QueueLimits.group).
+   */
+  setGroupLimits: {
+    path: "/baton.v1.AdminService/SetGroupLimits" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetGroupLimitsRequest): Buffer =>
+      Buffer.from(SetGroupLimitsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetGroupLimitsRequest => SetGroupLimitsRequest.decode(value),
+    responseSerialize: (value: SetGroupLimitsResponse): Buffer =>
+      Buffer.from(SetGroupLimitsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetGroupLimitsResponse => SetGroupLimitsResponse.decode(value),
+  },
+  /**
+   * GetGroupLimits reads a group's limits and the leases held under it now. NOT_FOUND if it was
+   * never set.
+   */
+  getGroupLimits: {
+    path: "/baton.v1.AdminService/GetGroupLimits" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetGroupLimitsRequest): Buffer =>
+      Buffer.from(GetGroupLimitsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetGroupLimitsRequest => GetGroupLimitsRequest.decode(value),
+    responseSerialize: (value: GetGroupLimitsResponse): Buffer =>
+      Buffer.from(GetGroupLimitsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetGroupLimitsResponse => GetGroupLimitsResponse.decode(value),
+  },
+  /** ListGroupLimits pages through the groups in name order (byte order). */
+  listGroupLimits: {
+    path: "/baton.v1.AdminService/ListGroupLimits" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListGroupLimitsRequest): Buffer =>
+      Buffer.from(ListGroupLimitsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListGroupLimitsRequest => ListGroupLimitsRequest.decode(value),
+    responseSerialize: (value: ListGroupLimitsResponse): Buffer =>
+      Buffer.from(ListGroupLimitsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListGroupLimitsResponse => ListGroupLimitsResponse.decode(value),
   },
   /**
    * RecountKeys recounts the leases each key of a queue holds from the lease records and
@@ -4108,7 +5001,8 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    * back off, so the whole queue does). The response says what is stored. A sharded queue
    * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
    * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
-   * `create` declares it: see SetLimitsRequest.create.
+   * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
+   * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
    */
   setLimits: handleUnaryCall<SetLimitsRequest, SetLimitsResponse>;
   /**
@@ -4132,6 +5026,27 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    * order (byte order).
    */
   listKeyLimits: handleUnaryCall<ListKeyLimitsRequest, ListKeyLimitsResponse>;
+  /**
+   * SetGroupLimits creates or replaces a shared concurrency group: limits that hold over every
+   * queue that joins it (QueueLimits.group) together, enforced in the acquire script on every
+   * replica like SetLimits: at most `concurrency` leases held at once over all member queues, a
+   * token bucket of `rate` grants over all of them, and at most `key_concurrency` leases per
+   * Agent.key over all of them. A queue's own limits still apply too. A lease counts in the group
+   * it was granted under until it ends (complete, release, reap, a cancelled run), even if its
+   * queue leaves or changes group meanwhile; a place freed in one member queue wakes the waiting
+   * Acquires of every member. Member queues held back by the group are woken to look again. A
+   * group is never removed; absent limits make it unlimited. Invalid fields: INVALID_ARGUMENT
+   * naming the field, and nothing changes. On a Redis Cluster a group can be set but no queue
+   * can join it (see QueueLimits.group).
+   */
+  setGroupLimits: handleUnaryCall<SetGroupLimitsRequest, SetGroupLimitsResponse>;
+  /**
+   * GetGroupLimits reads a group's limits and the leases held under it now. NOT_FOUND if it was
+   * never set.
+   */
+  getGroupLimits: handleUnaryCall<GetGroupLimitsRequest, GetGroupLimitsResponse>;
+  /** ListGroupLimits pages through the groups in name order (byte order). */
+  listGroupLimits: handleUnaryCall<ListGroupLimitsRequest, ListGroupLimitsResponse>;
   /**
    * RecountKeys recounts the leases each key of a queue holds from the lease records and
    * corrects the counts key_concurrency is enforced against (they can drift when a replica of
@@ -4271,7 +5186,8 @@ export interface AdminServiceClient extends Client {
    * back off, so the whole queue does). The response says what is stored. A sharded queue
    * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
    * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
-   * `create` declares it: see SetLimitsRequest.create.
+   * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
+   * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
    */
   setLimits(
     request: SetLimitsRequest,
@@ -4350,6 +5266,69 @@ export interface AdminServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListKeyLimitsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * SetGroupLimits creates or replaces a shared concurrency group: limits that hold over every
+   * queue that joins it (QueueLimits.group) together, enforced in the acquire script on every
+   * replica like SetLimits: at most `concurrency` leases held at once over all member queues, a
+   * token bucket of `rate` grants over all of them, and at most `key_concurrency` leases per
+   * Agent.key over all of them. A queue's own limits still apply too. A lease counts in the group
+   * it was granted under until it ends (complete, release, reap, a cancelled run), even if its
+   * queue leaves or changes group meanwhile; a place freed in one member queue wakes the waiting
+   * Acquires of every member. Member queues held back by the group are woken to look again. A
+   * group is never removed; absent limits make it unlimited. Invalid fields: INVALID_ARGUMENT
+   * naming the field, and nothing changes. On a Redis Cluster a group can be set but no queue
+   * can join it (see QueueLimits.group).
+   */
+  setGroupLimits(
+    request: SetGroupLimitsRequest,
+    callback: (error: ServiceError | null, response: SetGroupLimitsResponse) => void,
+  ): ClientUnaryCall;
+  setGroupLimits(
+    request: SetGroupLimitsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetGroupLimitsResponse) => void,
+  ): ClientUnaryCall;
+  setGroupLimits(
+    request: SetGroupLimitsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetGroupLimitsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * GetGroupLimits reads a group's limits and the leases held under it now. NOT_FOUND if it was
+   * never set.
+   */
+  getGroupLimits(
+    request: GetGroupLimitsRequest,
+    callback: (error: ServiceError | null, response: GetGroupLimitsResponse) => void,
+  ): ClientUnaryCall;
+  getGroupLimits(
+    request: GetGroupLimitsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetGroupLimitsResponse) => void,
+  ): ClientUnaryCall;
+  getGroupLimits(
+    request: GetGroupLimitsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetGroupLimitsResponse) => void,
+  ): ClientUnaryCall;
+  /** ListGroupLimits pages through the groups in name order (byte order). */
+  listGroupLimits(
+    request: ListGroupLimitsRequest,
+    callback: (error: ServiceError | null, response: ListGroupLimitsResponse) => void,
+  ): ClientUnaryCall;
+  listGroupLimits(
+    request: ListGroupLimitsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListGroupLimitsResponse) => void,
+  ): ClientUnaryCall;
+  listGroupLimits(
+    request: ListGroupLimitsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListGroupLimitsResponse) => void,
   ): ClientUnaryCall;
   /**
    * RecountKeys recounts the leases each key of a queue holds from the lease records and

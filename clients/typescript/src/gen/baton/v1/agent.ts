@@ -12,8 +12,10 @@ import {
   Client,
   type ClientDuplexStream,
   type ClientOptions,
+  type ClientReadableStream,
   type ClientUnaryCall,
   type handleBidiStreamingCall,
+  type handleServerStreamingCall,
   type handleUnaryCall,
   makeGenericClientConstructor,
   type Metadata,
@@ -382,6 +384,11 @@ export enum AgentState {
   AGENT_STATE_DEAD_LETTERED = 3,
   /** AGENT_STATE_BLOCKED - AGENT_STATE_BLOCKED: waiting for parents (Agent.after) to finish. */
   AGENT_STATE_BLOCKED = 4,
+  /**
+   * AGENT_STATE_WAITING_FOR_EVENT - AGENT_STATE_WAITING_FOR_EVENT: its run waits for an event or a time (waiting_for); it holds
+   * no lease and is not due until Signal delivers the event or the time passes.
+   */
+  AGENT_STATE_WAITING_FOR_EVENT = 5,
   UNRECOGNIZED = -1,
 }
 
@@ -402,6 +409,9 @@ export function agentStateFromJSON(object: any): AgentState {
     case 4:
     case "AGENT_STATE_BLOCKED":
       return AgentState.AGENT_STATE_BLOCKED;
+    case 5:
+    case "AGENT_STATE_WAITING_FOR_EVENT":
+      return AgentState.AGENT_STATE_WAITING_FOR_EVENT;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -421,7 +431,77 @@ export function agentStateToJSON(object: AgentState): string {
       return "AGENT_STATE_DEAD_LETTERED";
     case AgentState.AGENT_STATE_BLOCKED:
       return "AGENT_STATE_BLOCKED";
+    case AgentState.AGENT_STATE_WAITING_FOR_EVENT:
+      return "AGENT_STATE_WAITING_FOR_EVENT";
     case AgentState.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+/** WatchUpdate says what a WatchAgentResponse carries. */
+export enum WatchUpdate {
+  /** WATCH_UPDATE_UNSPECIFIED - WATCH_UPDATE_UNSPECIFIED is never sent. */
+  WATCH_UPDATE_UNSPECIFIED = 0,
+  /**
+   * WATCH_UPDATE_SNAPSHOT - WATCH_UPDATE_SNAPSHOT: where the agent is now (state), and while it works its run's token,
+   * attempt, progress and the steps recorded so far. The first update of every stream, and
+   * again after the server's subscription was lost and renewed (replace what you knew).
+   */
+  WATCH_UPDATE_SNAPSHOT = 1,
+  /** WATCH_UPDATE_GRANTED - WATCH_UPDATE_GRANTED: a lease was granted (token, attempt; state WORKING). */
+  WATCH_UPDATE_GRANTED = 2,
+  /** WATCH_UPDATE_PROGRESS - WATCH_UPDATE_PROGRESS: the holder reported progress on a heartbeat (progress). */
+  WATCH_UPDATE_PROGRESS = 3,
+  /** WATCH_UPDATE_STEP - WATCH_UPDATE_STEP: the run recorded a step (steps holds it alone). */
+  WATCH_UPDATE_STEP = 4,
+  /** WATCH_UPDATE_FINISHED - WATCH_UPDATE_FINISHED: the agent finished (finish, as Await answers); the last update. */
+  WATCH_UPDATE_FINISHED = 5,
+  UNRECOGNIZED = -1,
+}
+
+export function watchUpdateFromJSON(object: any): WatchUpdate {
+  switch (object) {
+    case 0:
+    case "WATCH_UPDATE_UNSPECIFIED":
+      return WatchUpdate.WATCH_UPDATE_UNSPECIFIED;
+    case 1:
+    case "WATCH_UPDATE_SNAPSHOT":
+      return WatchUpdate.WATCH_UPDATE_SNAPSHOT;
+    case 2:
+    case "WATCH_UPDATE_GRANTED":
+      return WatchUpdate.WATCH_UPDATE_GRANTED;
+    case 3:
+    case "WATCH_UPDATE_PROGRESS":
+      return WatchUpdate.WATCH_UPDATE_PROGRESS;
+    case 4:
+    case "WATCH_UPDATE_STEP":
+      return WatchUpdate.WATCH_UPDATE_STEP;
+    case 5:
+    case "WATCH_UPDATE_FINISHED":
+      return WatchUpdate.WATCH_UPDATE_FINISHED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return WatchUpdate.UNRECOGNIZED;
+  }
+}
+
+export function watchUpdateToJSON(object: WatchUpdate): string {
+  switch (object) {
+    case WatchUpdate.WATCH_UPDATE_UNSPECIFIED:
+      return "WATCH_UPDATE_UNSPECIFIED";
+    case WatchUpdate.WATCH_UPDATE_SNAPSHOT:
+      return "WATCH_UPDATE_SNAPSHOT";
+    case WatchUpdate.WATCH_UPDATE_GRANTED:
+      return "WATCH_UPDATE_GRANTED";
+    case WatchUpdate.WATCH_UPDATE_PROGRESS:
+      return "WATCH_UPDATE_PROGRESS";
+    case WatchUpdate.WATCH_UPDATE_STEP:
+      return "WATCH_UPDATE_STEP";
+    case WatchUpdate.WATCH_UPDATE_FINISHED:
+      return "WATCH_UPDATE_FINISHED";
+    case WatchUpdate.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
   }
@@ -590,12 +670,110 @@ export interface Agent {
    * ttl sets expire_at to the Register's time (the Redis clock) plus ttl: the agent expires if
    * no run has started within it. Greater than zero; not with expire_at; one-shot agents only.
    */
-  ttl: Duration | undefined;
+  ttl:
+    | Duration
+    | undefined;
+  /**
+   * wait_for makes a new agent wait before its first run (a human approval gate): it is
+   * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+   * delivers the event or the wait's time passes, whichever comes first; its first lease then
+   * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+   * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+   * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+   * here.
+   */
+  waitFor: WaitFor | undefined;
 }
 
 export interface Agent_LabelsEntry {
   key: string;
   value: string;
+}
+
+/**
+ * WaitFor is what a wait waits for: a named event, a time, or the first of both. At least one
+ * of event, until and timeout.
+ */
+export interface WaitFor {
+  /**
+   * event names the event (Signal's `event`): [A-Za-z0-9._-]{1,128}. Empty: a wait for a time
+   * only (a durable timer).
+   */
+  event: string;
+  /**
+   * until ends the wait at this time (Redis clock), the lease then carrying the event as timed
+   * out (EventDelivery.timed_out). A time already past ends it at once. In AgentStatus, the
+   * wait's time, whichever of until and timeout set it.
+   */
+  until:
+    | Date
+    | undefined;
+  /**
+   * timeout ends the wait this long after it began, as `until` does; with both, the earlier.
+   * At most the server's limits.max_duration_ms.
+   */
+  timeout: Duration | undefined;
+}
+
+/** EventDelivery is the event that ended a run's latest wait, carried by the run's leases. */
+export interface EventDelivery {
+  /** event names the event waited for ("" for a wait for a time only). */
+  event: string;
+  /** payload the Signal carried; empty when timed_out. */
+  payload: Buffer;
+  /** sent_at is when the Signal was sent, or when the wait timed out (Redis clock). */
+  sentAt:
+    | Date
+    | undefined;
+  /**
+   * timed_out is true when the wait's time passed before the event came: the event was not
+   * consumed (a later Signal of it is kept for a later wait).
+   */
+  timedOut: boolean;
+}
+
+/** SignalRequest delivers an event to one agent. */
+export interface SignalRequest {
+  /** queue the agent belongs to. */
+  queue: string;
+  /** name of the agent. */
+  name: string;
+  /** event names the event: [A-Za-z0-9._-]{1,128}. */
+  event: string;
+  /**
+   * payload handed to the run with the event (EventDelivery.payload); at most the server's
+   * max_payload_bytes.
+   */
+  payload: Buffer;
+  /**
+   * request_id makes the call safe to retry after an unknown outcome: a retry with the same
+   * request_id within the server's idempotency.retention_ms returns the first call's answer.
+   * [A-Za-z0-9._-]{1,128}; empty: none.
+   */
+  requestId: string;
+}
+
+/** SignalResponse says what the signal did. */
+export interface SignalResponse {
+  /**
+   * delivered is true when the agent was waiting for this event: it is due now, and its next
+   * lease carries the event.
+   */
+  delivered: boolean;
+  /**
+   * kept is true when the agent was not waiting for it: the signal is kept for the wait that
+   * names the event.
+   */
+  kept: boolean;
+  /**
+   * duplicate is true when the agent's run has this event already, kept or consumed: nothing
+   * was written, and the first signal's payload stands.
+   */
+  duplicate: boolean;
+  /** consumed is true, with duplicate, when a wait of this run consumed the event already. */
+  consumed: boolean;
+  /** sent_at is when the signal that stands was sent (Redis clock). */
+  sentAt: Date | undefined;
 }
 
 /**
@@ -732,12 +910,30 @@ export interface UnregisterRequest {
   queue: string;
   /** names of the agents to remove; at least one, at most max_batch. */
   names: string[];
+  /**
+   * cascade cancels the removed agents' descendants, following the DAG in any queue: each
+   * child attached to a removed agent (and each child registered naming it, once attached)
+   * finishes FINISH_CANCELLED, whatever its Agent.after policy, with the message "cancelled:
+   * ancestor <queue>/<name>", and its own children are cancelled in turn. A waiting, blocked or
+   * dead-lettered descendant is removed without running; a running one is told at its next
+   * heartbeat (cancel_requested, as CancelRun) and its run ends there (or at its Complete, if
+   * that comes first) as cancelled, whatever its schedule or outcome. The cascade runs in the
+   * background, page by page, after the call answers; a replica that dies midway leaves it to
+   * the others. False: the children apply their policy to the agent's FINISH_UNREGISTERED, as
+   * before.
+   */
+  cascade: boolean;
 }
 
 /** UnregisterResponse counts what Unregister did. */
 export interface UnregisterResponse {
   /** removed counts agents that existed and were removed. */
   removed: number;
+  /**
+   * cascaded counts the direct children whose cancel the cascade started (0 without cascade,
+   * or when the removed agents had no children attached).
+   */
+  cascaded: number;
 }
 
 /** AcquireRequest asks for due agents. */
@@ -802,6 +998,12 @@ export interface Lease {
    * recorded: a worker skips them and uses their results. Empty on a run's first attempt.
    */
   steps: Step[];
+  /**
+   * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+   * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+   * of the run carries it too, until the run waits again; absent when the run never waited.
+   */
+  event: EventDelivery | undefined;
 }
 
 /** Step is the result of one named step of a run (RecordStep). */
@@ -908,7 +1110,7 @@ export interface CompleteRequest {
   name: string;
   /** token of the lease. */
   token: bigint;
-  /** outcome of the run; required. */
+  /** outcome of the run; required, unless wait_for is set. */
   outcome: Outcome;
   /**
    * message describes a failure; kept with a dead-letter entry. A longer message than the
@@ -948,6 +1150,19 @@ export interface CompleteRequest {
    * the server's limits.max_result_bytes; larger is INVALID_ARGUMENT naming result.
    */
   result: Buffer;
+  /**
+   * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+   * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+   * event or the wait's time passes; then it is due at once, and its next lease carries the
+   * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+   * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+   * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+   * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+   * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+   * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+   * CompleteBatch: as Complete, each item on its own.
+   */
+  waitFor: WaitFor | undefined;
 }
 
 /** CompleteResponse says what happens to the agent next. */
@@ -981,6 +1196,12 @@ export interface CompleteResponse {
    * error_class and http_status.
    */
   outcome: Outcome;
+  /**
+   * waiting is true when the lease ended by waiting (wait_for): the agent waits for the event
+   * or the time, or, when next_run_at is set, the wait ended at once (the event was kept
+   * already, or the time had passed) and it is due then.
+   */
+  waiting: boolean;
 }
 
 /** CompleteBatchRequest ends many leases. */
@@ -1039,7 +1260,7 @@ export interface SessionCompletion {
   name: string;
   /** token of the lease. */
   token: bigint;
-  /** outcome of the run; required. */
+  /** outcome of the run; required, unless wait_for is set. */
   outcome: Outcome;
   /** message describes a failure; clipped as CompleteRequest.message. */
   message: string;
@@ -1056,6 +1277,8 @@ export interface SessionCompletion {
   httpStatus: number;
   /** result: as CompleteRequest.result. */
   result: Buffer;
+  /** wait_for: as CompleteRequest.wait_for (then outcome may be unspecified). */
+  waitFor: WaitFor | undefined;
 }
 
 /** SessionRelease hands a lease of the session's queue back, as Release does. */
@@ -1248,6 +1471,18 @@ export interface AgentStatus {
    * or waiting after a failed attempt); GetAgent only.
    */
   steps: Step[];
+  /**
+   * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+   * and the wait's time (until; absent when none).
+   */
+  waitingFor:
+    | WaitFor
+    | undefined;
+  /**
+   * signals_pending counts the signals kept for the agent's run that no wait consumed yet
+   * (GetAgent; ListAgents for an agent waiting for an event).
+   */
+  signalsPending: number;
 }
 
 /** ParentStatus is one parent of an agent. */
@@ -1295,6 +1530,19 @@ export interface CancelRunRequest {
   queue: string;
   /** name of the agent. */
   name: string;
+  /**
+   * cascade also cancels the agent's descendants, following the DAG in any queue, whether or
+   * not the agent is running: each child attached to it finishes FINISH_CANCELLED, whatever its
+   * Agent.after policy, with the message "cancelled: ancestor <queue>/<name>", and its own
+   * children are cancelled in turn. A waiting, blocked or dead-lettered descendant is removed
+   * without running; a running one is told at its next heartbeat (cancel_requested) and its run
+   * ends there (or at its Complete, if that comes first) as cancelled, whatever its schedule or
+   * outcome. The agent's own run is cancelled as without
+   * cascade (a waiting agent is left as it is). The children are taken from the agent when the
+   * call answers; the cascade then runs in the background, page by page, and a replica that
+   * dies midway leaves it to the others.
+   */
+  cascade: boolean;
 }
 
 /** CancelRunResponse says whether a run was marked. */
@@ -1306,6 +1554,11 @@ export interface CancelRunResponse {
   requested: boolean;
   /** token of the marked lease. */
   token: bigint;
+  /**
+   * cascaded counts the direct children whose cancel the cascade started (0 without cascade,
+   * or when the agent had no children attached).
+   */
+  cascaded: number;
 }
 
 /** AwaitRequest names the agent to wait for. */
@@ -1438,6 +1691,50 @@ export interface GetBatchResponse {
   status: BatchStatus | undefined;
 }
 
+/** WatchAgentRequest names the agent whose progress to stream. */
+export interface WatchAgentRequest {
+  /** queue the agent belongs to. */
+  queue: string;
+  /** name of the agent. */
+  name: string;
+  /**
+   * after_token skips finishes of runs whose lease token is at most this, as
+   * AwaitRequest.after_token does: pass the token of the last finish seen to follow a later run.
+   */
+  afterToken: bigint;
+  /**
+   * wait bounds the stream: with no finish by then it ends (status OK, no FINISHED update).
+   * Absent or zero: the server's limits.max_wait_ms; longer is cut to it (not an error).
+   */
+  wait: Duration | undefined;
+}
+
+/** WatchAgentResponse is one update of a WatchAgent stream. */
+export interface WatchAgentResponse {
+  /** update says what this carries. */
+  update: WatchUpdate;
+  /**
+   * state of the agent: on SNAPSHOT where it is; WORKING on GRANTED, PROGRESS and STEP;
+   * unspecified on FINISHED.
+   */
+  state: AgentState;
+  /** token of the run's lease the update belongs to; 0 on a SNAPSHOT of an agent not working. */
+  token: bigint;
+  /**
+   * sequence orders the updates of one lease: 0 at its grant, one more per PROGRESS or STEP.
+   * Updates come in (token, sequence) order.
+   */
+  sequence: bigint;
+  /** attempt of the run (as Lease.attempt), while working. */
+  attempt: number;
+  /** progress the holder last reported (SNAPSHOT, PROGRESS). */
+  progress: string;
+  /** steps: on SNAPSHOT those the current run recorded so far, in order; on STEP the new one. */
+  steps: Step[];
+  /** finish on FINISHED: done true, the result and the steps kept with it. */
+  finish: AwaitResponse | undefined;
+}
+
 function createBaseAgent(): Agent {
   return {
     name: "",
@@ -1462,6 +1759,7 @@ function createBaseAgent(): Agent {
     debounce: undefined,
     expireAt: undefined,
     ttl: undefined,
+    waitFor: undefined,
   };
 }
 
@@ -1532,6 +1830,9 @@ export const Agent: MessageFns<Agent> = {
     }
     if (message.ttl !== undefined) {
       Duration.encode(message.ttl, writer.uint32(178).fork()).join();
+    }
+    if (message.waitFor !== undefined) {
+      WaitFor.encode(message.waitFor, writer.uint32(186).fork()).join();
     }
     return writer;
   },
@@ -1728,6 +2029,14 @@ export const Agent: MessageFns<Agent> = {
             message.ttl = Duration.decode(reader, reader.uint32());
             continue;
           }
+          case 23: {
+            if (tag !== 186) {
+              break;
+            }
+
+            message.waitFor = WaitFor.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1819,6 +2128,11 @@ export const Agent: MessageFns<Agent> = {
         ? fromJsonTimestamp(object.expire_at)
         : undefined,
       ttl: isSet(object.ttl) ? Duration.fromJSON(object.ttl) : undefined,
+      waitFor: isSet(object.waitFor)
+        ? WaitFor.fromJSON(object.waitFor)
+        : isSet(object.wait_for)
+        ? WaitFor.fromJSON(object.wait_for)
+        : undefined,
     };
   },
 
@@ -1896,6 +2210,9 @@ export const Agent: MessageFns<Agent> = {
     if (message.ttl !== undefined) {
       obj.ttl = Duration.toJSON(message.ttl);
     }
+    if (message.waitFor !== undefined) {
+      obj.waitFor = WaitFor.toJSON(message.waitFor);
+    }
     return obj;
   },
 
@@ -1944,6 +2261,9 @@ export const Agent: MessageFns<Agent> = {
       : undefined;
     message.expireAt = object.expireAt ?? undefined;
     message.ttl = (object.ttl !== undefined && object.ttl !== null) ? Duration.fromPartial(object.ttl) : undefined;
+    message.waitFor = (object.waitFor !== undefined && object.waitFor !== null)
+      ? WaitFor.fromPartial(object.waitFor)
+      : undefined;
     return message;
   },
 };
@@ -2029,6 +2349,508 @@ export const Agent_LabelsEntry: MessageFns<Agent_LabelsEntry> = {
     const message = createBaseAgent_LabelsEntry();
     message.key = object.key ?? "";
     message.value = object.value ?? "";
+    return message;
+  },
+};
+
+function createBaseWaitFor(): WaitFor {
+  return { event: "", until: undefined, timeout: undefined };
+}
+
+export const WaitFor: MessageFns<WaitFor> = {
+  encode(message: WaitFor, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.event !== "") {
+      writer.uint32(10).string(message.event);
+    }
+    if (message.until !== undefined) {
+      Timestamp.encode(toTimestamp(message.until), writer.uint32(18).fork()).join();
+    }
+    if (message.timeout !== undefined) {
+      Duration.encode(message.timeout, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WaitFor {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWaitFor();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.event = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.until = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.timeout = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WaitFor {
+    return {
+      event: isSet(object.event) ? globalThis.String(object.event) : "",
+      until: isSet(object.until) ? fromJsonTimestamp(object.until) : undefined,
+      timeout: isSet(object.timeout) ? Duration.fromJSON(object.timeout) : undefined,
+    };
+  },
+
+  toJSON(message: WaitFor): unknown {
+    const obj: any = {};
+    if (message.event !== "") {
+      obj.event = message.event;
+    }
+    if (message.until !== undefined) {
+      obj.until = message.until.toISOString();
+    }
+    if (message.timeout !== undefined) {
+      obj.timeout = Duration.toJSON(message.timeout);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<WaitFor>): WaitFor {
+    return WaitFor.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WaitFor>): WaitFor {
+    const message = createBaseWaitFor();
+    message.event = object.event ?? "";
+    message.until = object.until ?? undefined;
+    message.timeout = (object.timeout !== undefined && object.timeout !== null)
+      ? Duration.fromPartial(object.timeout)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseEventDelivery(): EventDelivery {
+  return { event: "", payload: Buffer.alloc(0), sentAt: undefined, timedOut: false };
+}
+
+export const EventDelivery: MessageFns<EventDelivery> = {
+  encode(message: EventDelivery, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.event !== "") {
+      writer.uint32(10).string(message.event);
+    }
+    if (message.payload.length !== 0) {
+      writer.uint32(18).bytes(message.payload);
+    }
+    if (message.sentAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.sentAt), writer.uint32(26).fork()).join();
+    }
+    if (message.timedOut !== false) {
+      writer.uint32(32).bool(message.timedOut);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EventDelivery {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEventDelivery();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.event = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.payload = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.sentAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.timedOut = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EventDelivery {
+    return {
+      event: isSet(object.event) ? globalThis.String(object.event) : "",
+      payload: isSet(object.payload) ? Buffer.from(bytesFromBase64(object.payload)) : Buffer.alloc(0),
+      sentAt: isSet(object.sentAt)
+        ? fromJsonTimestamp(object.sentAt)
+        : isSet(object.sent_at)
+        ? fromJsonTimestamp(object.sent_at)
+        : undefined,
+      timedOut: isSet(object.timedOut)
+        ? globalThis.Boolean(object.timedOut)
+        : isSet(object.timed_out)
+        ? globalThis.Boolean(object.timed_out)
+        : false,
+    };
+  },
+
+  toJSON(message: EventDelivery): unknown {
+    const obj: any = {};
+    if (message.event !== "") {
+      obj.event = message.event;
+    }
+    if (message.payload.length !== 0) {
+      obj.payload = base64FromBytes(message.payload);
+    }
+    if (message.sentAt !== undefined) {
+      obj.sentAt = message.sentAt.toISOString();
+    }
+    if (message.timedOut !== false) {
+      obj.timedOut = message.timedOut;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<EventDelivery>): EventDelivery {
+    return EventDelivery.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<EventDelivery>): EventDelivery {
+    const message = createBaseEventDelivery();
+    message.event = object.event ?? "";
+    message.payload = object.payload ?? Buffer.alloc(0);
+    message.sentAt = object.sentAt ?? undefined;
+    message.timedOut = object.timedOut ?? false;
+    return message;
+  },
+};
+
+function createBaseSignalRequest(): SignalRequest {
+  return { queue: "", name: "", event: "", payload: Buffer.alloc(0), requestId: "" };
+}
+
+export const SignalRequest: MessageFns<SignalRequest> = {
+  encode(message: SignalRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.event !== "") {
+      writer.uint32(26).string(message.event);
+    }
+    if (message.payload.length !== 0) {
+      writer.uint32(34).bytes(message.payload);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(42).string(message.requestId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SignalRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSignalRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.event = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.payload = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SignalRequest {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      event: isSet(object.event) ? globalThis.String(object.event) : "",
+      payload: isSet(object.payload) ? Buffer.from(bytesFromBase64(object.payload)) : Buffer.alloc(0),
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+    };
+  },
+
+  toJSON(message: SignalRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.event !== "") {
+      obj.event = message.event;
+    }
+    if (message.payload.length !== 0) {
+      obj.payload = base64FromBytes(message.payload);
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SignalRequest>): SignalRequest {
+    return SignalRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SignalRequest>): SignalRequest {
+    const message = createBaseSignalRequest();
+    message.queue = object.queue ?? "";
+    message.name = object.name ?? "";
+    message.event = object.event ?? "";
+    message.payload = object.payload ?? Buffer.alloc(0);
+    message.requestId = object.requestId ?? "";
+    return message;
+  },
+};
+
+function createBaseSignalResponse(): SignalResponse {
+  return { delivered: false, kept: false, duplicate: false, consumed: false, sentAt: undefined };
+}
+
+export const SignalResponse: MessageFns<SignalResponse> = {
+  encode(message: SignalResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.delivered !== false) {
+      writer.uint32(8).bool(message.delivered);
+    }
+    if (message.kept !== false) {
+      writer.uint32(16).bool(message.kept);
+    }
+    if (message.duplicate !== false) {
+      writer.uint32(24).bool(message.duplicate);
+    }
+    if (message.consumed !== false) {
+      writer.uint32(32).bool(message.consumed);
+    }
+    if (message.sentAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.sentAt), writer.uint32(42).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SignalResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSignalResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.delivered = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.kept = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.duplicate = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.consumed = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.sentAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SignalResponse {
+    return {
+      delivered: isSet(object.delivered) ? globalThis.Boolean(object.delivered) : false,
+      kept: isSet(object.kept) ? globalThis.Boolean(object.kept) : false,
+      duplicate: isSet(object.duplicate) ? globalThis.Boolean(object.duplicate) : false,
+      consumed: isSet(object.consumed) ? globalThis.Boolean(object.consumed) : false,
+      sentAt: isSet(object.sentAt)
+        ? fromJsonTimestamp(object.sentAt)
+        : isSet(object.sent_at)
+        ? fromJsonTimestamp(object.sent_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: SignalResponse): unknown {
+    const obj: any = {};
+    if (message.delivered !== false) {
+      obj.delivered = message.delivered;
+    }
+    if (message.kept !== false) {
+      obj.kept = message.kept;
+    }
+    if (message.duplicate !== false) {
+      obj.duplicate = message.duplicate;
+    }
+    if (message.consumed !== false) {
+      obj.consumed = message.consumed;
+    }
+    if (message.sentAt !== undefined) {
+      obj.sentAt = message.sentAt.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SignalResponse>): SignalResponse {
+    return SignalResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SignalResponse>): SignalResponse {
+    const message = createBaseSignalResponse();
+    message.delivered = object.delivered ?? false;
+    message.kept = object.kept ?? false;
+    message.duplicate = object.duplicate ?? false;
+    message.consumed = object.consumed ?? false;
+    message.sentAt = object.sentAt ?? undefined;
     return message;
   },
 };
@@ -2781,7 +3603,7 @@ export const RegisteredAgent: MessageFns<RegisteredAgent> = {
 };
 
 function createBaseUnregisterRequest(): UnregisterRequest {
-  return { queue: "", names: [] };
+  return { queue: "", names: [], cascade: false };
 }
 
 export const UnregisterRequest: MessageFns<UnregisterRequest> = {
@@ -2791,6 +3613,9 @@ export const UnregisterRequest: MessageFns<UnregisterRequest> = {
     }
     for (const v of message.names) {
       writer.uint32(18).string(v!);
+    }
+    if (message.cascade !== false) {
+      writer.uint32(24).bool(message.cascade);
     }
     return writer;
   },
@@ -2824,6 +3649,14 @@ export const UnregisterRequest: MessageFns<UnregisterRequest> = {
             message.names.push(reader.string());
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.cascade = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2840,6 +3673,7 @@ export const UnregisterRequest: MessageFns<UnregisterRequest> = {
     return {
       queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
       names: globalThis.Array.isArray(object?.names) ? object.names.map((e: any) => globalThis.String(e)) : [],
+      cascade: isSet(object.cascade) ? globalThis.Boolean(object.cascade) : false,
     };
   },
 
@@ -2851,6 +3685,9 @@ export const UnregisterRequest: MessageFns<UnregisterRequest> = {
     if (message.names?.length) {
       obj.names = message.names;
     }
+    if (message.cascade !== false) {
+      obj.cascade = message.cascade;
+    }
     return obj;
   },
 
@@ -2861,18 +3698,22 @@ export const UnregisterRequest: MessageFns<UnregisterRequest> = {
     const message = createBaseUnregisterRequest();
     message.queue = object.queue ?? "";
     message.names = object.names?.map((e) => e) || [];
+    message.cascade = object.cascade ?? false;
     return message;
   },
 };
 
 function createBaseUnregisterResponse(): UnregisterResponse {
-  return { removed: 0 };
+  return { removed: 0, cascaded: 0 };
 }
 
 export const UnregisterResponse: MessageFns<UnregisterResponse> = {
   encode(message: UnregisterResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.removed !== 0) {
       writer.uint32(8).uint32(message.removed);
+    }
+    if (message.cascaded !== 0) {
+      writer.uint32(16).uint32(message.cascaded);
     }
     return writer;
   },
@@ -2898,6 +3739,14 @@ export const UnregisterResponse: MessageFns<UnregisterResponse> = {
             message.removed = reader.uint32();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.cascaded = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2911,13 +3760,19 @@ export const UnregisterResponse: MessageFns<UnregisterResponse> = {
   },
 
   fromJSON(object: any): UnregisterResponse {
-    return { removed: isSet(object.removed) ? globalThis.Number(object.removed) : 0 };
+    return {
+      removed: isSet(object.removed) ? globalThis.Number(object.removed) : 0,
+      cascaded: isSet(object.cascaded) ? globalThis.Number(object.cascaded) : 0,
+    };
   },
 
   toJSON(message: UnregisterResponse): unknown {
     const obj: any = {};
     if (message.removed !== 0) {
       obj.removed = Math.round(message.removed);
+    }
+    if (message.cascaded !== 0) {
+      obj.cascaded = Math.round(message.cascaded);
     }
     return obj;
   },
@@ -2928,6 +3783,7 @@ export const UnregisterResponse: MessageFns<UnregisterResponse> = {
   fromPartial(object: DeepPartial<UnregisterResponse>): UnregisterResponse {
     const message = createBaseUnregisterResponse();
     message.removed = object.removed ?? 0;
+    message.cascaded = object.cascaded ?? 0;
     return message;
   },
 };
@@ -3068,6 +3924,7 @@ function createBaseLease(): Lease {
     parents: [],
     grantedAt: undefined,
     steps: [],
+    event: undefined,
   };
 }
 
@@ -3102,6 +3959,9 @@ export const Lease: MessageFns<Lease> = {
     }
     for (const v of message.steps) {
       Step.encode(v!, writer.uint32(74).fork()).join();
+    }
+    if (message.event !== undefined) {
+      EventDelivery.encode(message.event, writer.uint32(82).fork()).join();
     }
     return writer;
   },
@@ -3191,6 +4051,14 @@ export const Lease: MessageFns<Lease> = {
             message.steps.push(Step.decode(reader, reader.uint32()));
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.event = EventDelivery.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3218,6 +4086,7 @@ export const Lease: MessageFns<Lease> = {
         ? fromJsonTimestamp(object.granted_at)
         : undefined,
       steps: globalThis.Array.isArray(object?.steps) ? object.steps.map((e: any) => Step.fromJSON(e)) : [],
+      event: isSet(object.event) ? EventDelivery.fromJSON(object.event) : undefined,
     };
   },
 
@@ -3250,6 +4119,9 @@ export const Lease: MessageFns<Lease> = {
     if (message.steps?.length) {
       obj.steps = message.steps.map((e) => Step.toJSON(e));
     }
+    if (message.event !== undefined) {
+      obj.event = EventDelivery.toJSON(message.event);
+    }
     return obj;
   },
 
@@ -3267,6 +4139,9 @@ export const Lease: MessageFns<Lease> = {
     message.parents = object.parents?.map((e) => AgentResult.fromPartial(e)) || [];
     message.grantedAt = object.grantedAt ?? undefined;
     message.steps = object.steps?.map((e) => Step.fromPartial(e)) || [];
+    message.event = (object.event !== undefined && object.event !== null)
+      ? EventDelivery.fromPartial(object.event)
+      : undefined;
     return message;
   },
 };
@@ -4126,6 +5001,7 @@ function createBaseCompleteRequest(): CompleteRequest {
     errorClass: "",
     httpStatus: 0,
     result: Buffer.alloc(0),
+    waitFor: undefined,
   };
 }
 
@@ -4163,6 +5039,9 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     }
     if (message.result.length !== 0) {
       writer.uint32(82).bytes(message.result);
+    }
+    if (message.waitFor !== undefined) {
+      WaitFor.encode(message.waitFor, writer.uint32(90).fork()).join();
     }
     return writer;
   },
@@ -4260,6 +5139,14 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
             message.result = Buffer.from(reader.bytes());
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.waitFor = WaitFor.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4300,6 +5187,11 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
         ? globalThis.Number(object.http_status)
         : 0,
       result: isSet(object.result) ? Buffer.from(bytesFromBase64(object.result)) : Buffer.alloc(0),
+      waitFor: isSet(object.waitFor)
+        ? WaitFor.fromJSON(object.waitFor)
+        : isSet(object.wait_for)
+        ? WaitFor.fromJSON(object.wait_for)
+        : undefined,
     };
   },
 
@@ -4335,6 +5227,9 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     if (message.result.length !== 0) {
       obj.result = base64FromBytes(message.result);
     }
+    if (message.waitFor !== undefined) {
+      obj.waitFor = WaitFor.toJSON(message.waitFor);
+    }
     return obj;
   },
 
@@ -4355,6 +5250,9 @@ export const CompleteRequest: MessageFns<CompleteRequest> = {
     message.errorClass = object.errorClass ?? "";
     message.httpStatus = object.httpStatus ?? 0;
     message.result = object.result ?? Buffer.alloc(0);
+    message.waitFor = (object.waitFor !== undefined && object.waitFor !== null)
+      ? WaitFor.fromPartial(object.waitFor)
+      : undefined;
     return message;
   },
 };
@@ -4367,6 +5265,7 @@ function createBaseCompleteResponse(): CompleteResponse {
     failureStreak: 0,
     messageClipped: false,
     outcome: 0,
+    waiting: false,
   };
 }
 
@@ -4389,6 +5288,9 @@ export const CompleteResponse: MessageFns<CompleteResponse> = {
     }
     if (message.outcome !== 0) {
       writer.uint32(48).int32(message.outcome);
+    }
+    if (message.waiting !== false) {
+      writer.uint32(56).bool(message.waiting);
     }
     return writer;
   },
@@ -4454,6 +5356,14 @@ export const CompleteResponse: MessageFns<CompleteResponse> = {
             message.outcome = reader.int32() as any;
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.waiting = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4490,6 +5400,7 @@ export const CompleteResponse: MessageFns<CompleteResponse> = {
         ? globalThis.Boolean(object.message_clipped)
         : false,
       outcome: isSet(object.outcome) ? outcomeFromJSON(object.outcome) : 0,
+      waiting: isSet(object.waiting) ? globalThis.Boolean(object.waiting) : false,
     };
   },
 
@@ -4513,6 +5424,9 @@ export const CompleteResponse: MessageFns<CompleteResponse> = {
     if (message.outcome !== 0) {
       obj.outcome = outcomeToJSON(message.outcome);
     }
+    if (message.waiting !== false) {
+      obj.waiting = message.waiting;
+    }
     return obj;
   },
 
@@ -4527,6 +5441,7 @@ export const CompleteResponse: MessageFns<CompleteResponse> = {
     message.failureStreak = object.failureStreak ?? 0;
     message.messageClipped = object.messageClipped ?? false;
     message.outcome = object.outcome ?? 0;
+    message.waiting = object.waiting ?? false;
     return message;
   },
 };
@@ -5018,6 +5933,7 @@ function createBaseSessionCompletion(): SessionCompletion {
     errorClass: "",
     httpStatus: 0,
     result: Buffer.alloc(0),
+    waitFor: undefined,
   };
 }
 
@@ -5049,6 +5965,9 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
     }
     if (message.result.length !== 0) {
       writer.uint32(66).bytes(message.result);
+    }
+    if (message.waitFor !== undefined) {
+      WaitFor.encode(message.waitFor, writer.uint32(74).fork()).join();
     }
     return writer;
   },
@@ -5130,6 +6049,14 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
             message.result = Buffer.from(reader.bytes());
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.waitFor = WaitFor.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5164,6 +6091,11 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
         ? globalThis.Number(object.http_status)
         : 0,
       result: isSet(object.result) ? Buffer.from(bytesFromBase64(object.result)) : Buffer.alloc(0),
+      waitFor: isSet(object.waitFor)
+        ? WaitFor.fromJSON(object.waitFor)
+        : isSet(object.wait_for)
+        ? WaitFor.fromJSON(object.wait_for)
+        : undefined,
     };
   },
 
@@ -5193,6 +6125,9 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
     if (message.result.length !== 0) {
       obj.result = base64FromBytes(message.result);
     }
+    if (message.waitFor !== undefined) {
+      obj.waitFor = WaitFor.toJSON(message.waitFor);
+    }
     return obj;
   },
 
@@ -5211,6 +6146,9 @@ export const SessionCompletion: MessageFns<SessionCompletion> = {
     message.errorClass = object.errorClass ?? "";
     message.httpStatus = object.httpStatus ?? 0;
     message.result = object.result ?? Buffer.alloc(0);
+    message.waitFor = (object.waitFor !== undefined && object.waitFor !== null)
+      ? WaitFor.fromPartial(object.waitFor)
+      : undefined;
     return message;
   },
 };
@@ -6294,6 +7232,8 @@ function createBaseAgentStatus(): AgentStatus {
     parentsPending: 0,
     children: [],
     steps: [],
+    waitingFor: undefined,
+    signalsPending: 0,
   };
 }
 
@@ -6349,6 +7289,12 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     }
     for (const v of message.steps) {
       Step.encode(v!, writer.uint32(130).fork()).join();
+    }
+    if (message.waitingFor !== undefined) {
+      WaitFor.encode(message.waitingFor, writer.uint32(138).fork()).join();
+    }
+    if (message.signalsPending !== 0) {
+      writer.uint32(144).uint32(message.signalsPending);
     }
     return writer;
   },
@@ -6494,6 +7440,22 @@ export const AgentStatus: MessageFns<AgentStatus> = {
             message.steps.push(Step.decode(reader, reader.uint32()));
             continue;
           }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.waitingFor = WaitFor.decode(reader, reader.uint32());
+            continue;
+          }
+          case 18: {
+            if (tag !== 144) {
+              break;
+            }
+
+            message.signalsPending = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6558,6 +7520,16 @@ export const AgentStatus: MessageFns<AgentStatus> = {
       steps: globalThis.Array.isArray(object?.steps)
         ? object.steps.map((e: any) => Step.fromJSON(e))
         : [],
+      waitingFor: isSet(object.waitingFor)
+        ? WaitFor.fromJSON(object.waitingFor)
+        : isSet(object.waiting_for)
+        ? WaitFor.fromJSON(object.waiting_for)
+        : undefined,
+      signalsPending: isSet(object.signalsPending)
+        ? globalThis.Number(object.signalsPending)
+        : isSet(object.signals_pending)
+        ? globalThis.Number(object.signals_pending)
+        : 0,
     };
   },
 
@@ -6611,6 +7583,12 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     if (message.steps?.length) {
       obj.steps = message.steps.map((e) => Step.toJSON(e));
     }
+    if (message.waitingFor !== undefined) {
+      obj.waitingFor = WaitFor.toJSON(message.waitingFor);
+    }
+    if (message.signalsPending !== 0) {
+      obj.signalsPending = Math.round(message.signalsPending);
+    }
     return obj;
   },
 
@@ -6635,6 +7613,10 @@ export const AgentStatus: MessageFns<AgentStatus> = {
     message.parentsPending = object.parentsPending ?? 0;
     message.children = object.children?.map((e) => AgentRef.fromPartial(e)) || [];
     message.steps = object.steps?.map((e) => Step.fromPartial(e)) || [];
+    message.waitingFor = (object.waitingFor !== undefined && object.waitingFor !== null)
+      ? WaitFor.fromPartial(object.waitingFor)
+      : undefined;
+    message.signalsPending = object.signalsPending ?? 0;
     return message;
   },
 };
@@ -6947,7 +7929,7 @@ export const ListAgentsResponse: MessageFns<ListAgentsResponse> = {
 };
 
 function createBaseCancelRunRequest(): CancelRunRequest {
-  return { queue: "", name: "" };
+  return { queue: "", name: "", cascade: false };
 }
 
 export const CancelRunRequest: MessageFns<CancelRunRequest> = {
@@ -6957,6 +7939,9 @@ export const CancelRunRequest: MessageFns<CancelRunRequest> = {
     }
     if (message.name !== "") {
       writer.uint32(18).string(message.name);
+    }
+    if (message.cascade !== false) {
+      writer.uint32(24).bool(message.cascade);
     }
     return writer;
   },
@@ -6990,6 +7975,14 @@ export const CancelRunRequest: MessageFns<CancelRunRequest> = {
             message.name = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.cascade = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -7006,6 +7999,7 @@ export const CancelRunRequest: MessageFns<CancelRunRequest> = {
     return {
       queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
       name: isSet(object.name) ? globalThis.String(object.name) : "",
+      cascade: isSet(object.cascade) ? globalThis.Boolean(object.cascade) : false,
     };
   },
 
@@ -7017,6 +8011,9 @@ export const CancelRunRequest: MessageFns<CancelRunRequest> = {
     if (message.name !== "") {
       obj.name = message.name;
     }
+    if (message.cascade !== false) {
+      obj.cascade = message.cascade;
+    }
     return obj;
   },
 
@@ -7027,12 +8024,13 @@ export const CancelRunRequest: MessageFns<CancelRunRequest> = {
     const message = createBaseCancelRunRequest();
     message.queue = object.queue ?? "";
     message.name = object.name ?? "";
+    message.cascade = object.cascade ?? false;
     return message;
   },
 };
 
 function createBaseCancelRunResponse(): CancelRunResponse {
-  return { requested: false, token: 0n };
+  return { requested: false, token: 0n, cascaded: 0 };
 }
 
 export const CancelRunResponse: MessageFns<CancelRunResponse> = {
@@ -7045,6 +8043,9 @@ export const CancelRunResponse: MessageFns<CancelRunResponse> = {
         throw new globalThis.Error("value provided for field message.token of type uint64 too large");
       }
       writer.uint32(16).uint64(message.token);
+    }
+    if (message.cascaded !== 0) {
+      writer.uint32(24).uint32(message.cascaded);
     }
     return writer;
   },
@@ -7078,6 +8079,14 @@ export const CancelRunResponse: MessageFns<CancelRunResponse> = {
             message.token = reader.uint64() as bigint;
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.cascaded = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -7094,6 +8103,7 @@ export const CancelRunResponse: MessageFns<CancelRunResponse> = {
     return {
       requested: isSet(object.requested) ? globalThis.Boolean(object.requested) : false,
       token: isSet(object.token) ? BigInt(object.token) : 0n,
+      cascaded: isSet(object.cascaded) ? globalThis.Number(object.cascaded) : 0,
     };
   },
 
@@ -7105,6 +8115,9 @@ export const CancelRunResponse: MessageFns<CancelRunResponse> = {
     if (message.token !== 0n) {
       obj.token = message.token.toString();
     }
+    if (message.cascaded !== 0) {
+      obj.cascaded = Math.round(message.cascaded);
+    }
     return obj;
   },
 
@@ -7115,6 +8128,7 @@ export const CancelRunResponse: MessageFns<CancelRunResponse> = {
     const message = createBaseCancelRunResponse();
     message.requested = object.requested ?? false;
     message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.cascaded = object.cascaded ?? 0;
     return message;
   },
 };
@@ -8174,13 +9188,329 @@ export const GetBatchResponse: MessageFns<GetBatchResponse> = {
   },
 };
 
+function createBaseWatchAgentRequest(): WatchAgentRequest {
+  return { queue: "", name: "", afterToken: 0n, wait: undefined };
+}
+
+export const WatchAgentRequest: MessageFns<WatchAgentRequest> = {
+  encode(message: WatchAgentRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queue !== "") {
+      writer.uint32(10).string(message.queue);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.afterToken !== 0n) {
+      if (BigInt.asUintN(64, message.afterToken) !== message.afterToken) {
+        throw new globalThis.Error("value provided for field message.afterToken of type uint64 too large");
+      }
+      writer.uint32(24).uint64(message.afterToken);
+    }
+    if (message.wait !== undefined) {
+      Duration.encode(message.wait, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchAgentRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchAgentRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.queue = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.afterToken = reader.uint64() as bigint;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.wait = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WatchAgentRequest {
+    return {
+      queue: isSet(object.queue) ? globalThis.String(object.queue) : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      afterToken: isSet(object.afterToken)
+        ? BigInt(object.afterToken)
+        : isSet(object.after_token)
+        ? BigInt(object.after_token)
+        : 0n,
+      wait: isSet(object.wait) ? Duration.fromJSON(object.wait) : undefined,
+    };
+  },
+
+  toJSON(message: WatchAgentRequest): unknown {
+    const obj: any = {};
+    if (message.queue !== "") {
+      obj.queue = message.queue;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.afterToken !== 0n) {
+      obj.afterToken = message.afterToken.toString();
+    }
+    if (message.wait !== undefined) {
+      obj.wait = Duration.toJSON(message.wait);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<WatchAgentRequest>): WatchAgentRequest {
+    return WatchAgentRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WatchAgentRequest>): WatchAgentRequest {
+    const message = createBaseWatchAgentRequest();
+    message.queue = object.queue ?? "";
+    message.name = object.name ?? "";
+    message.afterToken = (object.afterToken !== undefined && object.afterToken !== null)
+      ? BigInt(object.afterToken)
+      : 0n;
+    message.wait = (object.wait !== undefined && object.wait !== null) ? Duration.fromPartial(object.wait) : undefined;
+    return message;
+  },
+};
+
+function createBaseWatchAgentResponse(): WatchAgentResponse {
+  return { update: 0, state: 0, token: 0n, sequence: 0n, attempt: 0, progress: "", steps: [], finish: undefined };
+}
+
+export const WatchAgentResponse: MessageFns<WatchAgentResponse> = {
+  encode(message: WatchAgentResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.update !== 0) {
+      writer.uint32(8).int32(message.update);
+    }
+    if (message.state !== 0) {
+      writer.uint32(16).int32(message.state);
+    }
+    if (message.token !== 0n) {
+      if (BigInt.asUintN(64, message.token) !== message.token) {
+        throw new globalThis.Error("value provided for field message.token of type uint64 too large");
+      }
+      writer.uint32(24).uint64(message.token);
+    }
+    if (message.sequence !== 0n) {
+      if (BigInt.asUintN(64, message.sequence) !== message.sequence) {
+        throw new globalThis.Error("value provided for field message.sequence of type uint64 too large");
+      }
+      writer.uint32(32).uint64(message.sequence);
+    }
+    if (message.attempt !== 0) {
+      writer.uint32(40).uint32(message.attempt);
+    }
+    if (message.progress !== "") {
+      writer.uint32(50).string(message.progress);
+    }
+    for (const v of message.steps) {
+      Step.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.finish !== undefined) {
+      AwaitResponse.encode(message.finish, writer.uint32(66).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WatchAgentResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWatchAgentResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.update = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.token = reader.uint64() as bigint;
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.sequence = reader.uint64() as bigint;
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.attempt = reader.uint32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.progress = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.steps.push(Step.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.finish = AwaitResponse.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WatchAgentResponse {
+    return {
+      update: isSet(object.update) ? watchUpdateFromJSON(object.update) : 0,
+      state: isSet(object.state) ? agentStateFromJSON(object.state) : 0,
+      token: isSet(object.token) ? BigInt(object.token) : 0n,
+      sequence: isSet(object.sequence) ? BigInt(object.sequence) : 0n,
+      attempt: isSet(object.attempt) ? globalThis.Number(object.attempt) : 0,
+      progress: isSet(object.progress) ? globalThis.String(object.progress) : "",
+      steps: globalThis.Array.isArray(object?.steps) ? object.steps.map((e: any) => Step.fromJSON(e)) : [],
+      finish: isSet(object.finish) ? AwaitResponse.fromJSON(object.finish) : undefined,
+    };
+  },
+
+  toJSON(message: WatchAgentResponse): unknown {
+    const obj: any = {};
+    if (message.update !== 0) {
+      obj.update = watchUpdateToJSON(message.update);
+    }
+    if (message.state !== 0) {
+      obj.state = agentStateToJSON(message.state);
+    }
+    if (message.token !== 0n) {
+      obj.token = message.token.toString();
+    }
+    if (message.sequence !== 0n) {
+      obj.sequence = message.sequence.toString();
+    }
+    if (message.attempt !== 0) {
+      obj.attempt = Math.round(message.attempt);
+    }
+    if (message.progress !== "") {
+      obj.progress = message.progress;
+    }
+    if (message.steps?.length) {
+      obj.steps = message.steps.map((e) => Step.toJSON(e));
+    }
+    if (message.finish !== undefined) {
+      obj.finish = AwaitResponse.toJSON(message.finish);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<WatchAgentResponse>): WatchAgentResponse {
+    return WatchAgentResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WatchAgentResponse>): WatchAgentResponse {
+    const message = createBaseWatchAgentResponse();
+    message.update = object.update ?? 0;
+    message.state = object.state ?? 0;
+    message.token = (object.token !== undefined && object.token !== null) ? BigInt(object.token) : 0n;
+    message.sequence = (object.sequence !== undefined && object.sequence !== null) ? BigInt(object.sequence) : 0n;
+    message.attempt = object.attempt ?? 0;
+    message.progress = object.progress ?? "";
+    message.steps = object.steps?.map((e) => Step.fromPartial(e)) || [];
+    message.finish = (object.finish !== undefined && object.finish !== null)
+      ? AwaitResponse.fromPartial(object.finish)
+      : undefined;
+    return message;
+  },
+};
+
 /**
  * AgentService runs recurring and one-shot work items ("agents") on a fleet
  * of workers, each agent held by exactly one worker at a time.
  *
  * An agent lives in a queue. It is waiting (scored by its next run time),
- * working (held under a lease until a deadline), or dead-lettered (after
- * max_attempts consecutive failures). Every lease carries a fencing token
+ * working (held under a lease until a deadline), dead-lettered (after
+ * max_attempts consecutive failures), or waiting for an event or a time
+ * (CompleteRequest.wait_for, Agent.wait_for; Signal ends the wait). Every lease carries a fencing token
  * that strictly increases per queue; Heartbeat, Complete and Release must
  * present it, and a stale or unknown token is rejected with
  * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
@@ -8210,7 +9540,9 @@ export const AgentServiceService = {
   /**
    * Unregister removes agents' definitions and any waiting or dead-letter
    * entry. A lease still held may finish (Heartbeat keeps working) but the
-   * agent is not rescheduled when it completes. Unknown names are ignored.
+   * agent is not rescheduled when it completes. Unknown names are ignored. With cascade, every
+   * descendant of a removed agent (its children, theirs, in any queue) is cancelled too:
+   * see UnregisterRequest.cascade.
    */
   unregister: {
     path: "/baton.v1.AgentService/Unregister" as const,
@@ -8384,7 +9716,8 @@ export const AgentServiceService = {
    * finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
    * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
    * Release that comes first ends the lease as usual. `requested` is false when the agent
-   * is not running; NOT_FOUND when the queue has no such agent.
+   * is not running; NOT_FOUND when the queue has no such agent (nothing is written). With
+   * cascade, its descendants are cancelled too (CancelRunRequest.cascade).
    */
   cancelRun: {
     path: "/baton.v1.AgentService/CancelRun" as const,
@@ -8495,6 +9828,54 @@ export const AgentServiceService = {
     responseSerialize: (value: RecordStepResponse): Buffer => Buffer.from(RecordStepResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RecordStepResponse => RecordStepResponse.decode(value),
   },
+  /**
+   * WatchAgent streams an agent's progress to a caller that waits for it, then its finish: first
+   * a snapshot (where the agent is, its current run's token, attempt, progress and steps so
+   * far), then each update as it happens — a lease granted (token, attempt), progress a
+   * heartbeat reported (LeaseRef.progress, SessionLease.progress), a step recorded (RecordStep,
+   * SessionRequest.steps) — and last the finish, as Await answers it, after which the stream
+   * ends. An agent that already finished, with its finish kept and its token past after_token,
+   * is answered with the finish at once. Updates are ordered by (token, sequence); a caller
+   * never sees one twice. While a stream is open the agent is marked watched (and awaited, so its
+   * finish is kept and announced), refreshed by the stream; only a watched agent's heartbeats and
+   * steps announce anything, on the queue's pub/sub channel, which reaches every replica's
+   * streams (no polling). When the replica's subscription was lost (a Redis restart), the stream
+   * sends a new snapshot once it is back. The stream ends without a finish after `wait` (at most
+   * the server's limits.max_wait_ms); call again to go on. NOT_FOUND when the queue has no such
+   * agent and keeps no finish of it (nothing is written).
+   */
+  watchAgent: {
+    path: "/baton.v1.AgentService/WatchAgent" as const,
+    requestStream: false as const,
+    responseStream: true as const,
+    requestSerialize: (value: WatchAgentRequest): Buffer => Buffer.from(WatchAgentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WatchAgentRequest => WatchAgentRequest.decode(value),
+    responseSerialize: (value: WatchAgentResponse): Buffer => Buffer.from(WatchAgentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WatchAgentResponse => WatchAgentResponse.decode(value),
+  },
+  /**
+   * Signal delivers a named event, with a payload, to an agent. An agent waiting for that
+   * event (CompleteRequest.wait_for, Agent.wait_for; AGENT_STATE_WAITING_FOR_EVENT) leaves the
+   * wait and is due at once: its next lease carries the event (Lease.event). Otherwise the
+   * signal is kept for the agent's run until a wait names the event, which then ends at once
+   * (a signal sent before the wait began is not lost); a run keeps at most the server's
+   * limits.max_pending_signals of them: one more is RESOURCE_EXHAUSTED naming that limit, and
+   * changes nothing. Each event is consumed once per run: a signal of an event the run consumed
+   * already, or keeps already, changes nothing and answers duplicate (the first payload
+   * stands), so racing or repeated signals, from any replica, are delivered once. The run's
+   * signals go with the run (a success, a dead letter, an unregister, a cancel), so a recurring
+   * agent's next run may be signalled the same event again. A retry with the same request_id
+   * gets the first answer. NOT_FOUND when the queue has no such agent (nothing is kept).
+   */
+  signal: {
+    path: "/baton.v1.AgentService/Signal" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SignalRequest): Buffer => Buffer.from(SignalRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SignalRequest => SignalRequest.decode(value),
+    responseSerialize: (value: SignalResponse): Buffer => Buffer.from(SignalResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SignalResponse => SignalResponse.decode(value),
+  },
 } as const;
 
 export interface AgentServiceServer extends UntypedServiceImplementation {
@@ -8510,7 +9891,9 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
   /**
    * Unregister removes agents' definitions and any waiting or dead-letter
    * entry. A lease still held may finish (Heartbeat keeps working) but the
-   * agent is not rescheduled when it completes. Unknown names are ignored.
+   * agent is not rescheduled when it completes. Unknown names are ignored. With cascade, every
+   * descendant of a removed agent (its children, theirs, in any queue) is cancelled too:
+   * see UnregisterRequest.cascade.
    */
   unregister: handleUnaryCall<UnregisterRequest, UnregisterResponse>;
   /**
@@ -8611,7 +9994,8 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
    * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
    * Release that comes first ends the lease as usual. `requested` is false when the agent
-   * is not running; NOT_FOUND when the queue has no such agent.
+   * is not running; NOT_FOUND when the queue has no such agent (nothing is written). With
+   * cascade, its descendants are cancelled too (CancelRunRequest.cascade).
    */
   cancelRun: handleUnaryCall<CancelRunRequest, CancelRunResponse>;
   /**
@@ -8673,6 +10057,38 @@ export interface AgentServiceServer extends UntypedServiceImplementation {
    * carries the same call (SessionRequest.steps).
    */
   recordStep: handleUnaryCall<RecordStepRequest, RecordStepResponse>;
+  /**
+   * WatchAgent streams an agent's progress to a caller that waits for it, then its finish: first
+   * a snapshot (where the agent is, its current run's token, attempt, progress and steps so
+   * far), then each update as it happens — a lease granted (token, attempt), progress a
+   * heartbeat reported (LeaseRef.progress, SessionLease.progress), a step recorded (RecordStep,
+   * SessionRequest.steps) — and last the finish, as Await answers it, after which the stream
+   * ends. An agent that already finished, with its finish kept and its token past after_token,
+   * is answered with the finish at once. Updates are ordered by (token, sequence); a caller
+   * never sees one twice. While a stream is open the agent is marked watched (and awaited, so its
+   * finish is kept and announced), refreshed by the stream; only a watched agent's heartbeats and
+   * steps announce anything, on the queue's pub/sub channel, which reaches every replica's
+   * streams (no polling). When the replica's subscription was lost (a Redis restart), the stream
+   * sends a new snapshot once it is back. The stream ends without a finish after `wait` (at most
+   * the server's limits.max_wait_ms); call again to go on. NOT_FOUND when the queue has no such
+   * agent and keeps no finish of it (nothing is written).
+   */
+  watchAgent: handleServerStreamingCall<WatchAgentRequest, WatchAgentResponse>;
+  /**
+   * Signal delivers a named event, with a payload, to an agent. An agent waiting for that
+   * event (CompleteRequest.wait_for, Agent.wait_for; AGENT_STATE_WAITING_FOR_EVENT) leaves the
+   * wait and is due at once: its next lease carries the event (Lease.event). Otherwise the
+   * signal is kept for the agent's run until a wait names the event, which then ends at once
+   * (a signal sent before the wait began is not lost); a run keeps at most the server's
+   * limits.max_pending_signals of them: one more is RESOURCE_EXHAUSTED naming that limit, and
+   * changes nothing. Each event is consumed once per run: a signal of an event the run consumed
+   * already, or keeps already, changes nothing and answers duplicate (the first payload
+   * stands), so racing or repeated signals, from any replica, are delivered once. The run's
+   * signals go with the run (a success, a dead letter, an unregister, a cancel), so a recurring
+   * agent's next run may be signalled the same event again. A retry with the same request_id
+   * gets the first answer. NOT_FOUND when the queue has no such agent (nothing is kept).
+   */
+  signal: handleUnaryCall<SignalRequest, SignalResponse>;
 }
 
 export interface AgentServiceClient extends Client {
@@ -8702,7 +10118,9 @@ export interface AgentServiceClient extends Client {
   /**
    * Unregister removes agents' definitions and any waiting or dead-letter
    * entry. A lease still held may finish (Heartbeat keeps working) but the
-   * agent is not rescheduled when it completes. Unknown names are ignored.
+   * agent is not rescheduled when it completes. Unknown names are ignored. With cascade, every
+   * descendant of a removed agent (its children, theirs, in any queue) is cancelled too:
+   * see UnregisterRequest.cascade.
    */
   unregister(
     request: UnregisterRequest,
@@ -8917,7 +10335,8 @@ export interface AgentServiceClient extends Client {
    * finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
    * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
    * Release that comes first ends the lease as usual. `requested` is false when the agent
-   * is not running; NOT_FOUND when the queue has no such agent.
+   * is not running; NOT_FOUND when the queue has no such agent (nothing is written). With
+   * cascade, its descendants are cancelled too (CancelRunRequest.cascade).
    */
   cancelRun(
     request: CancelRunRequest,
@@ -9062,6 +10481,57 @@ export interface AgentServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RecordStepResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * WatchAgent streams an agent's progress to a caller that waits for it, then its finish: first
+   * a snapshot (where the agent is, its current run's token, attempt, progress and steps so
+   * far), then each update as it happens — a lease granted (token, attempt), progress a
+   * heartbeat reported (LeaseRef.progress, SessionLease.progress), a step recorded (RecordStep,
+   * SessionRequest.steps) — and last the finish, as Await answers it, after which the stream
+   * ends. An agent that already finished, with its finish kept and its token past after_token,
+   * is answered with the finish at once. Updates are ordered by (token, sequence); a caller
+   * never sees one twice. While a stream is open the agent is marked watched (and awaited, so its
+   * finish is kept and announced), refreshed by the stream; only a watched agent's heartbeats and
+   * steps announce anything, on the queue's pub/sub channel, which reaches every replica's
+   * streams (no polling). When the replica's subscription was lost (a Redis restart), the stream
+   * sends a new snapshot once it is back. The stream ends without a finish after `wait` (at most
+   * the server's limits.max_wait_ms); call again to go on. NOT_FOUND when the queue has no such
+   * agent and keeps no finish of it (nothing is written).
+   */
+  watchAgent(request: WatchAgentRequest, options?: Partial<CallOptions>): ClientReadableStream<WatchAgentResponse>;
+  watchAgent(
+    request: WatchAgentRequest,
+    metadata?: Metadata,
+    options?: Partial<CallOptions>,
+  ): ClientReadableStream<WatchAgentResponse>;
+  /**
+   * Signal delivers a named event, with a payload, to an agent. An agent waiting for that
+   * event (CompleteRequest.wait_for, Agent.wait_for; AGENT_STATE_WAITING_FOR_EVENT) leaves the
+   * wait and is due at once: its next lease carries the event (Lease.event). Otherwise the
+   * signal is kept for the agent's run until a wait names the event, which then ends at once
+   * (a signal sent before the wait began is not lost); a run keeps at most the server's
+   * limits.max_pending_signals of them: one more is RESOURCE_EXHAUSTED naming that limit, and
+   * changes nothing. Each event is consumed once per run: a signal of an event the run consumed
+   * already, or keeps already, changes nothing and answers duplicate (the first payload
+   * stands), so racing or repeated signals, from any replica, are delivered once. The run's
+   * signals go with the run (a success, a dead letter, an unregister, a cancel), so a recurring
+   * agent's next run may be signalled the same event again. A retry with the same request_id
+   * gets the first answer. NOT_FOUND when the queue has no such agent (nothing is kept).
+   */
+  signal(
+    request: SignalRequest,
+    callback: (error: ServiceError | null, response: SignalResponse) => void,
+  ): ClientUnaryCall;
+  signal(
+    request: SignalRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SignalResponse) => void,
+  ): ClientUnaryCall;
+  signal(
+    request: SignalRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SignalResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -112,6 +112,46 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_QueueLimits_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_GroupLimits_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_GroupLimits_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_GroupLimitsEntry_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_GroupLimitsEntry_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_SetGroupLimitsRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_SetGroupLimitsRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_SetGroupLimitsResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_SetGroupLimitsResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_GetGroupLimitsRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_GetGroupLimitsRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_GetGroupLimitsResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_GetGroupLimitsResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ListGroupLimitsRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ListGroupLimitsRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_ListGroupLimitsResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_ListGroupLimitsResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_baton_v1_SetLimitsRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -252,81 +292,108 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
       "sponse\022*\n\005items\030\001 \003(\0132\024.baton.v1.PurgedI" +
       "temR\005items\022\027\n\007dry_run\030\002 \001(\010R\006dryRun\"@\n\tR" +
       "ateLimit\022\035\n\nper_second\030\001 \001(\001R\tperSecond\022" +
-      "\024\n\005burst\030\002 \001(\rR\005burst\"\363\001\n\013QueueLimits\022 \n" +
+      "\024\n\005burst\030\002 \001(\rR\005burst\"\211\002\n\013QueueLimits\022 \n" +
       "\013concurrency\030\001 \001(\rR\013concurrency\022\'\n\004rate\030" +
       "\002 \001(\0132\023.baton.v1.RateLimitR\004rate\022\'\n\017key_" +
       "concurrency\030\003 \001(\rR\016keyConcurrency\022.\n\010key" +
       "_rate\030\004 \001(\0132\023.baton.v1.RateLimitR\007keyRat" +
       "e\022@\n\016priority_aging\030\005 \001(\0132\031.google.proto" +
-      "buf.DurationR\rpriorityAging\"o\n\020SetLimits" +
-      "Request\022\024\n\005queue\030\001 \001(\tR\005queue\022-\n\006limits\030" +
-      "\002 \001(\0132\025.baton.v1.QueueLimitsR\006limits\022\026\n\006" +
-      "create\030\003 \001(\010R\006create\"B\n\021SetLimitsRespons" +
-      "e\022-\n\006limits\030\001 \001(\0132\025.baton.v1.QueueLimits" +
-      "R\006limits\"\203\001\n\tKeyLimits\022\026\n\006weight\030\001 \001(\rR\006" +
-      "weight\022%\n\013concurrency\030\002 \001(\rH\000R\013concurren" +
-      "cy\210\001\001\022\'\n\004rate\030\003 \001(\0132\023.baton.v1.RateLimit" +
-      "R\004rateB\016\n\014_concurrency\"c\n\016KeyLimitsEntry" +
-      "\022\020\n\003key\030\001 \001(\tR\003key\022+\n\006limits\030\002 \001(\0132\023.bat" +
-      "on.v1.KeyLimitsR\006limits\022\022\n\004held\030\003 \001(\004R\004h" +
-      "eld\"j\n\023SetKeyLimitsRequest\022\024\n\005queue\030\001 \001(" +
-      "\tR\005queue\022\020\n\003key\030\002 \001(\tR\003key\022+\n\006limits\030\003 \001" +
-      "(\0132\023.baton.v1.KeyLimitsR\006limits\"k\n\024SetKe" +
-      "yLimitsResponse\0227\n\nkey_limits\030\001 \001(\0132\030.ba" +
-      "ton.v1.KeyLimitsEntryR\tkeyLimits\022\032\n\010repl" +
-      "aced\030\002 \001(\010R\010replaced\"=\n\023GetKeyLimitsRequ" +
-      "est\022\024\n\005queue\030\001 \001(\tR\005queue\022\020\n\003key\030\002 \001(\tR\003" +
-      "key\"O\n\024GetKeyLimitsResponse\0227\n\nkey_limit" +
-      "s\030\001 \001(\0132\030.baton.v1.KeyLimitsEntryR\tkeyLi" +
-      "mits\"h\n\024ListKeyLimitsRequest\022\024\n\005queue\030\001 " +
-      "\001(\tR\005queue\022\033\n\tpage_size\030\002 \001(\rR\010pageSize\022" +
-      "\035\n\npage_token\030\003 \001(\tR\tpageToken\"m\n\025ListKe" +
-      "yLimitsResponse\022,\n\004keys\030\001 \003(\0132\030.baton.v1" +
-      ".KeyLimitsEntryR\004keys\022&\n\017next_page_token" +
-      "\030\002 \001(\tR\rnextPageToken\"*\n\022RecountKeysRequ" +
-      "est\022\024\n\005queue\030\001 \001(\tR\005queue\"K\n\023RecountKeys" +
-      "Response\022\026\n\006leases\030\001 \001(\004R\006leases\022\034\n\tcorr" +
-      "ected\030\002 \001(\004R\tcorrected\"P\n\014PauseRequest\022(" +
-      "\n\006source\030\001 \001(\0132\020.baton.v1.SourceR\006source" +
-      "\022\026\n\006create\030\002 \001(\010R\006create\")\n\rPauseRespons" +
-      "e\022\030\n\007changed\030\001 \001(\010R\007changed\"Q\n\rResumeReq" +
-      "uest\022(\n\006source\030\001 \001(\0132\020.baton.v1.SourceR\006" +
-      "source\022\026\n\006create\030\002 \001(\010R\006create\"*\n\016Resume" +
-      "Response\022\030\n\007changed\030\001 \001(\010R\007changed*p\n\nSo" +
-      "urceKind\022\033\n\027SOURCE_KIND_UNSPECIFIED\020\000\022\025\n" +
-      "\021SOURCE_KIND_QUEUE\020\001\022\024\n\020SOURCE_KIND_POOL" +
-      "\020\002\022\030\n\024SOURCE_KIND_RECEIVER\020\003*\201\001\n\014HealthS" +
-      "tatus\022\035\n\031HEALTH_STATUS_UNSPECIFIED\020\000\022\031\n\025" +
-      "HEALTH_STATUS_HEALTHY\020\001\022\032\n\026HEALTH_STATUS" +
-      "_DEGRADED\020\002\022\033\n\027HEALTH_STATUS_UNHEALTHY\020\003" +
-      "2\222\007\n\014AdminService\022D\n\tGetHealth\022\032.baton.v" +
-      "1.GetHealthRequest\032\033.baton.v1.GetHealthR" +
-      "esponse\022V\n\017ListDeadLetters\022 .baton.v1.Li" +
-      "stDeadLettersRequest\032!.baton.v1.ListDead" +
-      "LettersResponse\022V\n\017RetryDeadLetter\022 .bat" +
-      "on.v1.RetryDeadLetterRequest\032!.baton.v1." +
-      "RetryDeadLetterResponse\022Y\n\020DeleteDeadLet" +
-      "ter\022!.baton.v1.DeleteDeadLetterRequest\032\"" +
-      ".baton.v1.DeleteDeadLetterResponse\0228\n\005Pu" +
-      "rge\022\026.baton.v1.PurgeRequest\032\027.baton.v1.P" +
-      "urgeResponse\022D\n\tSetLimits\022\032.baton.v1.Set" +
-      "LimitsRequest\032\033.baton.v1.SetLimitsRespon" +
-      "se\022M\n\014SetKeyLimits\022\035.baton.v1.SetKeyLimi" +
-      "tsRequest\032\036.baton.v1.SetKeyLimitsRespons" +
-      "e\022M\n\014GetKeyLimits\022\035.baton.v1.GetKeyLimit" +
-      "sRequest\032\036.baton.v1.GetKeyLimitsResponse" +
-      "\022P\n\rListKeyLimits\022\036.baton.v1.ListKeyLimi" +
-      "tsRequest\032\037.baton.v1.ListKeyLimitsRespon" +
-      "se\022J\n\013RecountKeys\022\034.baton.v1.RecountKeys" +
-      "Request\032\035.baton.v1.RecountKeysResponse\0228" +
-      "\n\005Pause\022\026.baton.v1.PauseRequest\032\027.baton." +
-      "v1.PauseResponse\022;\n\006Resume\022\027.baton.v1.Re" +
-      "sumeRequest\032\030.baton.v1.ResumeResponseB\233\001" +
-      "\n\014dev.baton.v1B\nAdminProtoP\001Z>github.com" +
-      "/baton-project/baton/clients/go/gen/bato" +
-      "n/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1" +
-      "\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton::V1b\006pro" +
-      "to3"
+      "buf.DurationR\rpriorityAging\022\024\n\005group\030\006 \001" +
+      "(\tR\005group\"\201\001\n\013GroupLimits\022 \n\013concurrency" +
+      "\030\001 \001(\rR\013concurrency\022\'\n\004rate\030\002 \001(\0132\023.bato" +
+      "n.v1.RateLimitR\004rate\022\'\n\017key_concurrency\030" +
+      "\003 \001(\rR\016keyConcurrency\"\214\001\n\020GroupLimitsEnt" +
+      "ry\022\024\n\005group\030\001 \001(\tR\005group\022-\n\006limits\030\002 \001(\013" +
+      "2\025.baton.v1.GroupLimitsR\006limits\022\022\n\004held\030" +
+      "\003 \001(\004R\004held\022\037\n\013rate_tokens\030\004 \001(\001R\nrateTo" +
+      "kens\"\\\n\025SetGroupLimitsRequest\022\024\n\005group\030\001" +
+      " \001(\tR\005group\022-\n\006limits\030\002 \001(\0132\025.baton.v1.G" +
+      "roupLimitsR\006limits\"f\n\026SetGroupLimitsResp" +
+      "onse\0220\n\005group\030\001 \001(\0132\032.baton.v1.GroupLimi" +
+      "tsEntryR\005group\022\032\n\010replaced\030\002 \001(\010R\010replac" +
+      "ed\"-\n\025GetGroupLimitsRequest\022\024\n\005group\030\001 \001" +
+      "(\tR\005group\"J\n\026GetGroupLimitsResponse\0220\n\005g" +
+      "roup\030\001 \001(\0132\032.baton.v1.GroupLimitsEntryR\005" +
+      "group\"T\n\026ListGroupLimitsRequest\022\033\n\tpage_" +
+      "size\030\001 \001(\rR\010pageSize\022\035\n\npage_token\030\002 \001(\t" +
+      "R\tpageToken\"u\n\027ListGroupLimitsResponse\0222" +
+      "\n\006groups\030\001 \003(\0132\032.baton.v1.GroupLimitsEnt" +
+      "ryR\006groups\022&\n\017next_page_token\030\002 \001(\tR\rnex" +
+      "tPageToken\"o\n\020SetLimitsRequest\022\024\n\005queue\030" +
+      "\001 \001(\tR\005queue\022-\n\006limits\030\002 \001(\0132\025.baton.v1." +
+      "QueueLimitsR\006limits\022\026\n\006create\030\003 \001(\010R\006cre" +
+      "ate\"B\n\021SetLimitsResponse\022-\n\006limits\030\001 \001(\013" +
+      "2\025.baton.v1.QueueLimitsR\006limits\"\203\001\n\tKeyL" +
+      "imits\022\026\n\006weight\030\001 \001(\rR\006weight\022%\n\013concurr" +
+      "ency\030\002 \001(\rH\000R\013concurrency\210\001\001\022\'\n\004rate\030\003 \001" +
+      "(\0132\023.baton.v1.RateLimitR\004rateB\016\n\014_concur" +
+      "rency\"c\n\016KeyLimitsEntry\022\020\n\003key\030\001 \001(\tR\003ke" +
+      "y\022+\n\006limits\030\002 \001(\0132\023.baton.v1.KeyLimitsR\006" +
+      "limits\022\022\n\004held\030\003 \001(\004R\004held\"j\n\023SetKeyLimi" +
+      "tsRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\020\n\003key\030\002" +
+      " \001(\tR\003key\022+\n\006limits\030\003 \001(\0132\023.baton.v1.Key" +
+      "LimitsR\006limits\"k\n\024SetKeyLimitsResponse\0227" +
+      "\n\nkey_limits\030\001 \001(\0132\030.baton.v1.KeyLimitsE" +
+      "ntryR\tkeyLimits\022\032\n\010replaced\030\002 \001(\010R\010repla" +
+      "ced\"=\n\023GetKeyLimitsRequest\022\024\n\005queue\030\001 \001(" +
+      "\tR\005queue\022\020\n\003key\030\002 \001(\tR\003key\"O\n\024GetKeyLimi" +
+      "tsResponse\0227\n\nkey_limits\030\001 \001(\0132\030.baton.v" +
+      "1.KeyLimitsEntryR\tkeyLimits\"h\n\024ListKeyLi" +
+      "mitsRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tpag" +
+      "e_size\030\002 \001(\rR\010pageSize\022\035\n\npage_token\030\003 \001" +
+      "(\tR\tpageToken\"m\n\025ListKeyLimitsResponse\022," +
+      "\n\004keys\030\001 \003(\0132\030.baton.v1.KeyLimitsEntryR\004" +
+      "keys\022&\n\017next_page_token\030\002 \001(\tR\rnextPageT" +
+      "oken\"*\n\022RecountKeysRequest\022\024\n\005queue\030\001 \001(" +
+      "\tR\005queue\"K\n\023RecountKeysResponse\022\026\n\006lease" +
+      "s\030\001 \001(\004R\006leases\022\034\n\tcorrected\030\002 \001(\004R\tcorr" +
+      "ected\"P\n\014PauseRequest\022(\n\006source\030\001 \001(\0132\020." +
+      "baton.v1.SourceR\006source\022\026\n\006create\030\002 \001(\010R" +
+      "\006create\")\n\rPauseResponse\022\030\n\007changed\030\001 \001(" +
+      "\010R\007changed\"Q\n\rResumeRequest\022(\n\006source\030\001 " +
+      "\001(\0132\020.baton.v1.SourceR\006source\022\026\n\006create\030" +
+      "\002 \001(\010R\006create\"*\n\016ResumeResponse\022\030\n\007chang" +
+      "ed\030\001 \001(\010R\007changed*p\n\nSourceKind\022\033\n\027SOURC" +
+      "E_KIND_UNSPECIFIED\020\000\022\025\n\021SOURCE_KIND_QUEU" +
+      "E\020\001\022\024\n\020SOURCE_KIND_POOL\020\002\022\030\n\024SOURCE_KIND" +
+      "_RECEIVER\020\003*\201\001\n\014HealthStatus\022\035\n\031HEALTH_S" +
+      "TATUS_UNSPECIFIED\020\000\022\031\n\025HEALTH_STATUS_HEA" +
+      "LTHY\020\001\022\032\n\026HEALTH_STATUS_DEGRADED\020\002\022\033\n\027HE" +
+      "ALTH_STATUS_UNHEALTHY\020\0032\224\t\n\014AdminService" +
+      "\022D\n\tGetHealth\022\032.baton.v1.GetHealthReques" +
+      "t\032\033.baton.v1.GetHealthResponse\022V\n\017ListDe" +
+      "adLetters\022 .baton.v1.ListDeadLettersRequ" +
+      "est\032!.baton.v1.ListDeadLettersResponse\022V" +
+      "\n\017RetryDeadLetter\022 .baton.v1.RetryDeadLe" +
+      "tterRequest\032!.baton.v1.RetryDeadLetterRe" +
+      "sponse\022Y\n\020DeleteDeadLetter\022!.baton.v1.De" +
+      "leteDeadLetterRequest\032\".baton.v1.DeleteD" +
+      "eadLetterResponse\0228\n\005Purge\022\026.baton.v1.Pu" +
+      "rgeRequest\032\027.baton.v1.PurgeResponse\022D\n\tS" +
+      "etLimits\022\032.baton.v1.SetLimitsRequest\032\033.b" +
+      "aton.v1.SetLimitsResponse\022M\n\014SetKeyLimit" +
+      "s\022\035.baton.v1.SetKeyLimitsRequest\032\036.baton" +
+      ".v1.SetKeyLimitsResponse\022M\n\014GetKeyLimits" +
+      "\022\035.baton.v1.GetKeyLimitsRequest\032\036.baton." +
+      "v1.GetKeyLimitsResponse\022P\n\rListKeyLimits" +
+      "\022\036.baton.v1.ListKeyLimitsRequest\032\037.baton" +
+      ".v1.ListKeyLimitsResponse\022S\n\016SetGroupLim" +
+      "its\022\037.baton.v1.SetGroupLimitsRequest\032 .b" +
+      "aton.v1.SetGroupLimitsResponse\022S\n\016GetGro" +
+      "upLimits\022\037.baton.v1.GetGroupLimitsReques" +
+      "t\032 .baton.v1.GetGroupLimitsResponse\022V\n\017L" +
+      "istGroupLimits\022 .baton.v1.ListGroupLimit" +
+      "sRequest\032!.baton.v1.ListGroupLimitsRespo" +
+      "nse\022J\n\013RecountKeys\022\034.baton.v1.RecountKey" +
+      "sRequest\032\035.baton.v1.RecountKeysResponse\022" +
+      "8\n\005Pause\022\026.baton.v1.PauseRequest\032\027.baton" +
+      ".v1.PauseResponse\022;\n\006Resume\022\027.baton.v1.R" +
+      "esumeRequest\032\030.baton.v1.ResumeResponseB\233" +
+      "\001\n\014dev.baton.v1B\nAdminProtoP\001Z>github.co" +
+      "m/baton-project/baton/clients/go/gen/bat" +
+      "on/v1;batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V" +
+      "1\342\002\024Baton\\V1\\GPBMetadata\352\002\tBaton::V1b\006pr" +
+      "oto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -435,99 +502,147 @@ public final class AdminProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_QueueLimits_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_QueueLimits_descriptor,
-        new java.lang.String[] { "Concurrency", "Rate", "KeyConcurrency", "KeyRate", "PriorityAging", });
-    internal_static_baton_v1_SetLimitsRequest_descriptor =
+        new java.lang.String[] { "Concurrency", "Rate", "KeyConcurrency", "KeyRate", "PriorityAging", "Group", });
+    internal_static_baton_v1_GroupLimits_descriptor =
       getDescriptor().getMessageType(16);
+    internal_static_baton_v1_GroupLimits_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_GroupLimits_descriptor,
+        new java.lang.String[] { "Concurrency", "Rate", "KeyConcurrency", });
+    internal_static_baton_v1_GroupLimitsEntry_descriptor =
+      getDescriptor().getMessageType(17);
+    internal_static_baton_v1_GroupLimitsEntry_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_GroupLimitsEntry_descriptor,
+        new java.lang.String[] { "Group", "Limits", "Held", "RateTokens", });
+    internal_static_baton_v1_SetGroupLimitsRequest_descriptor =
+      getDescriptor().getMessageType(18);
+    internal_static_baton_v1_SetGroupLimitsRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_SetGroupLimitsRequest_descriptor,
+        new java.lang.String[] { "Group", "Limits", });
+    internal_static_baton_v1_SetGroupLimitsResponse_descriptor =
+      getDescriptor().getMessageType(19);
+    internal_static_baton_v1_SetGroupLimitsResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_SetGroupLimitsResponse_descriptor,
+        new java.lang.String[] { "Group", "Replaced", });
+    internal_static_baton_v1_GetGroupLimitsRequest_descriptor =
+      getDescriptor().getMessageType(20);
+    internal_static_baton_v1_GetGroupLimitsRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_GetGroupLimitsRequest_descriptor,
+        new java.lang.String[] { "Group", });
+    internal_static_baton_v1_GetGroupLimitsResponse_descriptor =
+      getDescriptor().getMessageType(21);
+    internal_static_baton_v1_GetGroupLimitsResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_GetGroupLimitsResponse_descriptor,
+        new java.lang.String[] { "Group", });
+    internal_static_baton_v1_ListGroupLimitsRequest_descriptor =
+      getDescriptor().getMessageType(22);
+    internal_static_baton_v1_ListGroupLimitsRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ListGroupLimitsRequest_descriptor,
+        new java.lang.String[] { "PageSize", "PageToken", });
+    internal_static_baton_v1_ListGroupLimitsResponse_descriptor =
+      getDescriptor().getMessageType(23);
+    internal_static_baton_v1_ListGroupLimitsResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_ListGroupLimitsResponse_descriptor,
+        new java.lang.String[] { "Groups", "NextPageToken", });
+    internal_static_baton_v1_SetLimitsRequest_descriptor =
+      getDescriptor().getMessageType(24);
     internal_static_baton_v1_SetLimitsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SetLimitsRequest_descriptor,
         new java.lang.String[] { "Queue", "Limits", "Create", });
     internal_static_baton_v1_SetLimitsResponse_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(25);
     internal_static_baton_v1_SetLimitsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SetLimitsResponse_descriptor,
         new java.lang.String[] { "Limits", });
     internal_static_baton_v1_KeyLimits_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(26);
     internal_static_baton_v1_KeyLimits_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_KeyLimits_descriptor,
         new java.lang.String[] { "Weight", "Concurrency", "Rate", });
     internal_static_baton_v1_KeyLimitsEntry_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(27);
     internal_static_baton_v1_KeyLimitsEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_KeyLimitsEntry_descriptor,
         new java.lang.String[] { "Key", "Limits", "Held", });
     internal_static_baton_v1_SetKeyLimitsRequest_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(28);
     internal_static_baton_v1_SetKeyLimitsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SetKeyLimitsRequest_descriptor,
         new java.lang.String[] { "Queue", "Key", "Limits", });
     internal_static_baton_v1_SetKeyLimitsResponse_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(29);
     internal_static_baton_v1_SetKeyLimitsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SetKeyLimitsResponse_descriptor,
         new java.lang.String[] { "KeyLimits", "Replaced", });
     internal_static_baton_v1_GetKeyLimitsRequest_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(30);
     internal_static_baton_v1_GetKeyLimitsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetKeyLimitsRequest_descriptor,
         new java.lang.String[] { "Queue", "Key", });
     internal_static_baton_v1_GetKeyLimitsResponse_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(31);
     internal_static_baton_v1_GetKeyLimitsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetKeyLimitsResponse_descriptor,
         new java.lang.String[] { "KeyLimits", });
     internal_static_baton_v1_ListKeyLimitsRequest_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(32);
     internal_static_baton_v1_ListKeyLimitsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ListKeyLimitsRequest_descriptor,
         new java.lang.String[] { "Queue", "PageSize", "PageToken", });
     internal_static_baton_v1_ListKeyLimitsResponse_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(33);
     internal_static_baton_v1_ListKeyLimitsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ListKeyLimitsResponse_descriptor,
         new java.lang.String[] { "Keys", "NextPageToken", });
     internal_static_baton_v1_RecountKeysRequest_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(34);
     internal_static_baton_v1_RecountKeysRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RecountKeysRequest_descriptor,
         new java.lang.String[] { "Queue", });
     internal_static_baton_v1_RecountKeysResponse_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(35);
     internal_static_baton_v1_RecountKeysResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RecountKeysResponse_descriptor,
         new java.lang.String[] { "Leases", "Corrected", });
     internal_static_baton_v1_PauseRequest_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(36);
     internal_static_baton_v1_PauseRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_PauseRequest_descriptor,
         new java.lang.String[] { "Source", "Create", });
     internal_static_baton_v1_PauseResponse_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(37);
     internal_static_baton_v1_PauseResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_PauseResponse_descriptor,
         new java.lang.String[] { "Changed", });
     internal_static_baton_v1_ResumeRequest_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(38);
     internal_static_baton_v1_ResumeRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ResumeRequest_descriptor,
         new java.lang.String[] { "Source", "Create", });
     internal_static_baton_v1_ResumeResponse_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(39);
     internal_static_baton_v1_ResumeResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ResumeResponse_descriptor,

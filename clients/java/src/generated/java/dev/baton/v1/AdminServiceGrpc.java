@@ -295,6 +295,99 @@ public final class AdminServiceGrpc {
     return getListKeyLimitsMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.SetGroupLimitsRequest,
+      dev.baton.v1.SetGroupLimitsResponse> getSetGroupLimitsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "SetGroupLimits",
+      requestType = dev.baton.v1.SetGroupLimitsRequest.class,
+      responseType = dev.baton.v1.SetGroupLimitsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.SetGroupLimitsRequest,
+      dev.baton.v1.SetGroupLimitsResponse> getSetGroupLimitsMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.SetGroupLimitsRequest, dev.baton.v1.SetGroupLimitsResponse> getSetGroupLimitsMethod;
+    if ((getSetGroupLimitsMethod = AdminServiceGrpc.getSetGroupLimitsMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getSetGroupLimitsMethod = AdminServiceGrpc.getSetGroupLimitsMethod) == null) {
+          AdminServiceGrpc.getSetGroupLimitsMethod = getSetGroupLimitsMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.SetGroupLimitsRequest, dev.baton.v1.SetGroupLimitsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "SetGroupLimits"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.SetGroupLimitsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.SetGroupLimitsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("SetGroupLimits"))
+              .build();
+        }
+      }
+    }
+    return getSetGroupLimitsMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.GetGroupLimitsRequest,
+      dev.baton.v1.GetGroupLimitsResponse> getGetGroupLimitsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "GetGroupLimits",
+      requestType = dev.baton.v1.GetGroupLimitsRequest.class,
+      responseType = dev.baton.v1.GetGroupLimitsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.GetGroupLimitsRequest,
+      dev.baton.v1.GetGroupLimitsResponse> getGetGroupLimitsMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.GetGroupLimitsRequest, dev.baton.v1.GetGroupLimitsResponse> getGetGroupLimitsMethod;
+    if ((getGetGroupLimitsMethod = AdminServiceGrpc.getGetGroupLimitsMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getGetGroupLimitsMethod = AdminServiceGrpc.getGetGroupLimitsMethod) == null) {
+          AdminServiceGrpc.getGetGroupLimitsMethod = getGetGroupLimitsMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.GetGroupLimitsRequest, dev.baton.v1.GetGroupLimitsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "GetGroupLimits"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.GetGroupLimitsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.GetGroupLimitsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("GetGroupLimits"))
+              .build();
+        }
+      }
+    }
+    return getGetGroupLimitsMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.ListGroupLimitsRequest,
+      dev.baton.v1.ListGroupLimitsResponse> getListGroupLimitsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListGroupLimits",
+      requestType = dev.baton.v1.ListGroupLimitsRequest.class,
+      responseType = dev.baton.v1.ListGroupLimitsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.ListGroupLimitsRequest,
+      dev.baton.v1.ListGroupLimitsResponse> getListGroupLimitsMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.ListGroupLimitsRequest, dev.baton.v1.ListGroupLimitsResponse> getListGroupLimitsMethod;
+    if ((getListGroupLimitsMethod = AdminServiceGrpc.getListGroupLimitsMethod) == null) {
+      synchronized (AdminServiceGrpc.class) {
+        if ((getListGroupLimitsMethod = AdminServiceGrpc.getListGroupLimitsMethod) == null) {
+          AdminServiceGrpc.getListGroupLimitsMethod = getListGroupLimitsMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.ListGroupLimitsRequest, dev.baton.v1.ListGroupLimitsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListGroupLimits"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ListGroupLimitsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.ListGroupLimitsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AdminServiceMethodDescriptorSupplier("ListGroupLimits"))
+              .build();
+        }
+      }
+    }
+    return getListGroupLimitsMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<dev.baton.v1.RecountKeysRequest,
       dev.baton.v1.RecountKeysResponse> getRecountKeysMethod;
 
@@ -526,7 +619,8 @@ public final class AdminServiceGrpc {
      * back off, so the whole queue does). The response says what is stored. A sharded queue
      * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
      * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
-     * `create` declares it: see SetLimitsRequest.create.
+     * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
+     * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
      * </pre>
      */
     default void setLimits(dev.baton.v1.SetLimitsRequest request,
@@ -571,6 +665,47 @@ public final class AdminServiceGrpc {
     default void listKeyLimits(dev.baton.v1.ListKeyLimitsRequest request,
         io.grpc.stub.StreamObserver<dev.baton.v1.ListKeyLimitsResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListKeyLimitsMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * SetGroupLimits creates or replaces a shared concurrency group: limits that hold over every
+     * queue that joins it (QueueLimits.group) together, enforced in the acquire script on every
+     * replica like SetLimits: at most `concurrency` leases held at once over all member queues, a
+     * token bucket of `rate` grants over all of them, and at most `key_concurrency` leases per
+     * Agent.key over all of them. A queue's own limits still apply too. A lease counts in the group
+     * it was granted under until it ends (complete, release, reap, a cancelled run), even if its
+     * queue leaves or changes group meanwhile; a place freed in one member queue wakes the waiting
+     * Acquires of every member. Member queues held back by the group are woken to look again. A
+     * group is never removed; absent limits make it unlimited. Invalid fields: INVALID_ARGUMENT
+     * naming the field, and nothing changes. On a Redis Cluster a group can be set but no queue
+     * can join it (see QueueLimits.group).
+     * </pre>
+     */
+    default void setGroupLimits(dev.baton.v1.SetGroupLimitsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.SetGroupLimitsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getSetGroupLimitsMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * GetGroupLimits reads a group's limits and the leases held under it now. NOT_FOUND if it was
+     * never set.
+     * </pre>
+     */
+    default void getGroupLimits(dev.baton.v1.GetGroupLimitsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.GetGroupLimitsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getGetGroupLimitsMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ListGroupLimits pages through the groups in name order (byte order).
+     * </pre>
+     */
+    default void listGroupLimits(dev.baton.v1.ListGroupLimitsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ListGroupLimitsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListGroupLimitsMethod(), responseObserver);
     }
 
     /**
@@ -729,7 +864,8 @@ public final class AdminServiceGrpc {
      * back off, so the whole queue does). The response says what is stored. A sharded queue
      * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
      * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
-     * `create` declares it: see SetLimitsRequest.create.
+     * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
+     * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
      * </pre>
      */
     public void setLimits(dev.baton.v1.SetLimitsRequest request,
@@ -778,6 +914,50 @@ public final class AdminServiceGrpc {
         io.grpc.stub.StreamObserver<dev.baton.v1.ListKeyLimitsResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getListKeyLimitsMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * SetGroupLimits creates or replaces a shared concurrency group: limits that hold over every
+     * queue that joins it (QueueLimits.group) together, enforced in the acquire script on every
+     * replica like SetLimits: at most `concurrency` leases held at once over all member queues, a
+     * token bucket of `rate` grants over all of them, and at most `key_concurrency` leases per
+     * Agent.key over all of them. A queue's own limits still apply too. A lease counts in the group
+     * it was granted under until it ends (complete, release, reap, a cancelled run), even if its
+     * queue leaves or changes group meanwhile; a place freed in one member queue wakes the waiting
+     * Acquires of every member. Member queues held back by the group are woken to look again. A
+     * group is never removed; absent limits make it unlimited. Invalid fields: INVALID_ARGUMENT
+     * naming the field, and nothing changes. On a Redis Cluster a group can be set but no queue
+     * can join it (see QueueLimits.group).
+     * </pre>
+     */
+    public void setGroupLimits(dev.baton.v1.SetGroupLimitsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.SetGroupLimitsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getSetGroupLimitsMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * GetGroupLimits reads a group's limits and the leases held under it now. NOT_FOUND if it was
+     * never set.
+     * </pre>
+     */
+    public void getGroupLimits(dev.baton.v1.GetGroupLimitsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.GetGroupLimitsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getGetGroupLimitsMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * ListGroupLimits pages through the groups in name order (byte order).
+     * </pre>
+     */
+    public void listGroupLimits(dev.baton.v1.ListGroupLimitsRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.ListGroupLimitsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListGroupLimitsMethod(), getCallOptions()), request, responseObserver);
     }
 
     /**
@@ -919,7 +1099,8 @@ public final class AdminServiceGrpc {
      * back off, so the whole queue does). The response says what is stored. A sharded queue
      * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
      * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
-     * `create` declares it: see SetLimitsRequest.create.
+     * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
+     * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
      * </pre>
      */
     public dev.baton.v1.SetLimitsResponse setLimits(dev.baton.v1.SetLimitsRequest request) throws io.grpc.StatusException {
@@ -964,6 +1145,47 @@ public final class AdminServiceGrpc {
     public dev.baton.v1.ListKeyLimitsResponse listKeyLimits(dev.baton.v1.ListKeyLimitsRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getListKeyLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * SetGroupLimits creates or replaces a shared concurrency group: limits that hold over every
+     * queue that joins it (QueueLimits.group) together, enforced in the acquire script on every
+     * replica like SetLimits: at most `concurrency` leases held at once over all member queues, a
+     * token bucket of `rate` grants over all of them, and at most `key_concurrency` leases per
+     * Agent.key over all of them. A queue's own limits still apply too. A lease counts in the group
+     * it was granted under until it ends (complete, release, reap, a cancelled run), even if its
+     * queue leaves or changes group meanwhile; a place freed in one member queue wakes the waiting
+     * Acquires of every member. Member queues held back by the group are woken to look again. A
+     * group is never removed; absent limits make it unlimited. Invalid fields: INVALID_ARGUMENT
+     * naming the field, and nothing changes. On a Redis Cluster a group can be set but no queue
+     * can join it (see QueueLimits.group).
+     * </pre>
+     */
+    public dev.baton.v1.SetGroupLimitsResponse setGroupLimits(dev.baton.v1.SetGroupLimitsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getSetGroupLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * GetGroupLimits reads a group's limits and the leases held under it now. NOT_FOUND if it was
+     * never set.
+     * </pre>
+     */
+    public dev.baton.v1.GetGroupLimitsResponse getGroupLimits(dev.baton.v1.GetGroupLimitsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getGetGroupLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListGroupLimits pages through the groups in name order (byte order).
+     * </pre>
+     */
+    public dev.baton.v1.ListGroupLimitsResponse listGroupLimits(dev.baton.v1.ListGroupLimitsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListGroupLimitsMethod(), getCallOptions(), request);
     }
 
     /**
@@ -1102,7 +1324,8 @@ public final class AdminServiceGrpc {
      * back off, so the whole queue does). The response says what is stored. A sharded queue
      * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
      * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
-     * `create` declares it: see SetLimitsRequest.create.
+     * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
+     * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
      * </pre>
      */
     public dev.baton.v1.SetLimitsResponse setLimits(dev.baton.v1.SetLimitsRequest request) {
@@ -1147,6 +1370,47 @@ public final class AdminServiceGrpc {
     public dev.baton.v1.ListKeyLimitsResponse listKeyLimits(dev.baton.v1.ListKeyLimitsRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getListKeyLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * SetGroupLimits creates or replaces a shared concurrency group: limits that hold over every
+     * queue that joins it (QueueLimits.group) together, enforced in the acquire script on every
+     * replica like SetLimits: at most `concurrency` leases held at once over all member queues, a
+     * token bucket of `rate` grants over all of them, and at most `key_concurrency` leases per
+     * Agent.key over all of them. A queue's own limits still apply too. A lease counts in the group
+     * it was granted under until it ends (complete, release, reap, a cancelled run), even if its
+     * queue leaves or changes group meanwhile; a place freed in one member queue wakes the waiting
+     * Acquires of every member. Member queues held back by the group are woken to look again. A
+     * group is never removed; absent limits make it unlimited. Invalid fields: INVALID_ARGUMENT
+     * naming the field, and nothing changes. On a Redis Cluster a group can be set but no queue
+     * can join it (see QueueLimits.group).
+     * </pre>
+     */
+    public dev.baton.v1.SetGroupLimitsResponse setGroupLimits(dev.baton.v1.SetGroupLimitsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getSetGroupLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * GetGroupLimits reads a group's limits and the leases held under it now. NOT_FOUND if it was
+     * never set.
+     * </pre>
+     */
+    public dev.baton.v1.GetGroupLimitsResponse getGroupLimits(dev.baton.v1.GetGroupLimitsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getGetGroupLimitsMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * ListGroupLimits pages through the groups in name order (byte order).
+     * </pre>
+     */
+    public dev.baton.v1.ListGroupLimitsResponse listGroupLimits(dev.baton.v1.ListGroupLimitsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListGroupLimitsMethod(), getCallOptions(), request);
     }
 
     /**
@@ -1290,7 +1554,8 @@ public final class AdminServiceGrpc {
      * back off, so the whole queue does). The response says what is stored. A sharded queue
      * cannot take limits (FAILED_PRECONDITION, reason UNSUPPORTED). GetHealth shows the limits.
      * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
-     * `create` declares it: see SetLimitsRequest.create.
+     * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
+     * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.SetLimitsResponse> setLimits(
@@ -1339,6 +1604,50 @@ public final class AdminServiceGrpc {
         dev.baton.v1.ListKeyLimitsRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getListKeyLimitsMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * SetGroupLimits creates or replaces a shared concurrency group: limits that hold over every
+     * queue that joins it (QueueLimits.group) together, enforced in the acquire script on every
+     * replica like SetLimits: at most `concurrency` leases held at once over all member queues, a
+     * token bucket of `rate` grants over all of them, and at most `key_concurrency` leases per
+     * Agent.key over all of them. A queue's own limits still apply too. A lease counts in the group
+     * it was granted under until it ends (complete, release, reap, a cancelled run), even if its
+     * queue leaves or changes group meanwhile; a place freed in one member queue wakes the waiting
+     * Acquires of every member. Member queues held back by the group are woken to look again. A
+     * group is never removed; absent limits make it unlimited. Invalid fields: INVALID_ARGUMENT
+     * naming the field, and nothing changes. On a Redis Cluster a group can be set but no queue
+     * can join it (see QueueLimits.group).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.SetGroupLimitsResponse> setGroupLimits(
+        dev.baton.v1.SetGroupLimitsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getSetGroupLimitsMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * GetGroupLimits reads a group's limits and the leases held under it now. NOT_FOUND if it was
+     * never set.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.GetGroupLimitsResponse> getGroupLimits(
+        dev.baton.v1.GetGroupLimitsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getGetGroupLimitsMethod(), getCallOptions()), request);
+    }
+
+    /**
+     * <pre>
+     * ListGroupLimits pages through the groups in name order (byte order).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.ListGroupLimitsResponse> listGroupLimits(
+        dev.baton.v1.ListGroupLimitsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListGroupLimitsMethod(), getCallOptions()), request);
     }
 
     /**
@@ -1398,9 +1707,12 @@ public final class AdminServiceGrpc {
   private static final int METHODID_SET_KEY_LIMITS = 6;
   private static final int METHODID_GET_KEY_LIMITS = 7;
   private static final int METHODID_LIST_KEY_LIMITS = 8;
-  private static final int METHODID_RECOUNT_KEYS = 9;
-  private static final int METHODID_PAUSE = 10;
-  private static final int METHODID_RESUME = 11;
+  private static final int METHODID_SET_GROUP_LIMITS = 9;
+  private static final int METHODID_GET_GROUP_LIMITS = 10;
+  private static final int METHODID_LIST_GROUP_LIMITS = 11;
+  private static final int METHODID_RECOUNT_KEYS = 12;
+  private static final int METHODID_PAUSE = 13;
+  private static final int METHODID_RESUME = 14;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -1454,6 +1766,18 @@ public final class AdminServiceGrpc {
         case METHODID_LIST_KEY_LIMITS:
           serviceImpl.listKeyLimits((dev.baton.v1.ListKeyLimitsRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.ListKeyLimitsResponse>) responseObserver);
+          break;
+        case METHODID_SET_GROUP_LIMITS:
+          serviceImpl.setGroupLimits((dev.baton.v1.SetGroupLimitsRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.SetGroupLimitsResponse>) responseObserver);
+          break;
+        case METHODID_GET_GROUP_LIMITS:
+          serviceImpl.getGroupLimits((dev.baton.v1.GetGroupLimitsRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.GetGroupLimitsResponse>) responseObserver);
+          break;
+        case METHODID_LIST_GROUP_LIMITS:
+          serviceImpl.listGroupLimits((dev.baton.v1.ListGroupLimitsRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.ListGroupLimitsResponse>) responseObserver);
           break;
         case METHODID_RECOUNT_KEYS:
           serviceImpl.recountKeys((dev.baton.v1.RecountKeysRequest) request,
@@ -1549,6 +1873,27 @@ public final class AdminServiceGrpc {
               dev.baton.v1.ListKeyLimitsResponse>(
                 service, METHODID_LIST_KEY_LIMITS)))
         .addMethod(
+          getSetGroupLimitsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.SetGroupLimitsRequest,
+              dev.baton.v1.SetGroupLimitsResponse>(
+                service, METHODID_SET_GROUP_LIMITS)))
+        .addMethod(
+          getGetGroupLimitsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.GetGroupLimitsRequest,
+              dev.baton.v1.GetGroupLimitsResponse>(
+                service, METHODID_GET_GROUP_LIMITS)))
+        .addMethod(
+          getListGroupLimitsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.ListGroupLimitsRequest,
+              dev.baton.v1.ListGroupLimitsResponse>(
+                service, METHODID_LIST_GROUP_LIMITS)))
+        .addMethod(
           getRecountKeysMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
             new MethodHandlers<
@@ -1626,6 +1971,9 @@ public final class AdminServiceGrpc {
               .addMethod(getSetKeyLimitsMethod())
               .addMethod(getGetKeyLimitsMethod())
               .addMethod(getListKeyLimitsMethod())
+              .addMethod(getSetGroupLimitsMethod())
+              .addMethod(getGetGroupLimitsMethod())
+              .addMethod(getListGroupLimitsMethod())
               .addMethod(getRecountKeysMethod())
               .addMethod(getPauseMethod())
               .addMethod(getResumeMethod())

@@ -1096,6 +1096,62 @@ java.lang.String defaultValue) {
     return ttl_ == null ? com.google.protobuf.Duration.getDefaultInstance() : ttl_;
   }
 
+  public static final int WAIT_FOR_FIELD_NUMBER = 23;
+  private dev.baton.v1.WaitFor waitFor_;
+  /**
+   * <pre>
+   * wait_for makes a new agent wait before its first run (a human approval gate): it is
+   * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+   * delivers the event or the wait's time passes, whichever comes first; its first lease then
+   * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+   * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+   * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+   * here.
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+   * @return Whether the waitFor field is set.
+   */
+  @java.lang.Override
+  public boolean hasWaitFor() {
+    return ((bitField0_ & 0x00000080) != 0);
+  }
+  /**
+   * <pre>
+   * wait_for makes a new agent wait before its first run (a human approval gate): it is
+   * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+   * delivers the event or the wait's time passes, whichever comes first; its first lease then
+   * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+   * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+   * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+   * here.
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+   * @return The waitFor.
+   */
+  @java.lang.Override
+  public dev.baton.v1.WaitFor getWaitFor() {
+    return waitFor_ == null ? dev.baton.v1.WaitFor.getDefaultInstance() : waitFor_;
+  }
+  /**
+   * <pre>
+   * wait_for makes a new agent wait before its first run (a human approval gate): it is
+   * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+   * delivers the event or the wait's time passes, whichever comes first; its first lease then
+   * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+   * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+   * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+   * here.
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.WaitForOrBuilder getWaitForOrBuilder() {
+    return waitFor_ == null ? dev.baton.v1.WaitFor.getDefaultInstance() : waitFor_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -1178,6 +1234,9 @@ java.lang.String defaultValue) {
     }
     if (((bitField0_ & 0x00000040) != 0)) {
       output.writeMessage(22, getTtl());
+    }
+    if (((bitField0_ & 0x00000080) != 0)) {
+      output.writeMessage(23, getWaitFor());
     }
     getUnknownFields().writeTo(output);
   }
@@ -1276,6 +1335,10 @@ java.lang.String defaultValue) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(22, getTtl());
     }
+    if (((bitField0_ & 0x00000080) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(23, getWaitFor());
+    }
     return size;
   }
   @java.lang.Override
@@ -1362,6 +1425,11 @@ java.lang.String defaultValue) {
       if (!getTtl()
           .equals(other.getTtl())) return false;
     }
+    if (hasWaitFor() != other.hasWaitFor()) return false;
+    if (hasWaitFor()) {
+      if (!getWaitFor()
+          .equals(other.getWaitFor())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -1435,6 +1503,10 @@ java.lang.String defaultValue) {
     if (hasTtl()) {
       hash = (37 * hash) + TTL_FIELD_NUMBER;
       hash = (53 * hash) + getTtl().hashCode();
+    }
+    if (hasWaitFor()) {
+      hash = (37 * hash) + WAIT_FOR_FIELD_NUMBER;
+      hash = (53 * hash) + getWaitFor().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -1600,6 +1672,7 @@ java.lang.String defaultValue) {
         internalGetDebounceFieldBuilder();
         internalGetExpireAtFieldBuilder();
         internalGetTtlFieldBuilder();
+        internalGetWaitForFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1661,6 +1734,11 @@ java.lang.String defaultValue) {
       if (ttlBuilder_ != null) {
         ttlBuilder_.dispose();
         ttlBuilder_ = null;
+      }
+      waitFor_ = null;
+      if (waitForBuilder_ != null) {
+        waitForBuilder_.dispose();
+        waitForBuilder_ = null;
       }
       return this;
     }
@@ -1794,6 +1872,12 @@ java.lang.String defaultValue) {
             : ttlBuilder_.build();
         to_bitField0_ |= 0x00000040;
       }
+      if (((from_bitField0_ & 0x00400000) != 0)) {
+        result.waitFor_ = waitForBuilder_ == null
+            ? waitFor_
+            : waitForBuilder_.build();
+        to_bitField0_ |= 0x00000080;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -1909,6 +1993,9 @@ java.lang.String defaultValue) {
       }
       if (other.hasTtl()) {
         mergeTtl(other.getTtl());
+      }
+      if (other.hasWaitFor()) {
+        mergeWaitFor(other.getWaitFor());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -2072,6 +2159,13 @@ java.lang.String defaultValue) {
               bitField0_ |= 0x00200000;
               break;
             } // case 178
+            case 186: {
+              input.readMessage(
+                  internalGetWaitForFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00400000;
+              break;
+            } // case 186
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -5152,6 +5246,217 @@ java.lang.String defaultValue) {
         ttl_ = null;
       }
       return ttlBuilder_;
+    }
+
+    private dev.baton.v1.WaitFor waitFor_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.baton.v1.WaitFor, dev.baton.v1.WaitFor.Builder, dev.baton.v1.WaitForOrBuilder> waitForBuilder_;
+    /**
+     * <pre>
+     * wait_for makes a new agent wait before its first run (a human approval gate): it is
+     * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+     * delivers the event or the wait's time passes, whichever comes first; its first lease then
+     * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+     * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+     * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+     * here.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+     * @return Whether the waitFor field is set.
+     */
+    public boolean hasWaitFor() {
+      return ((bitField0_ & 0x00400000) != 0);
+    }
+    /**
+     * <pre>
+     * wait_for makes a new agent wait before its first run (a human approval gate): it is
+     * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+     * delivers the event or the wait's time passes, whichever comes first; its first lease then
+     * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+     * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+     * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+     * here.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+     * @return The waitFor.
+     */
+    public dev.baton.v1.WaitFor getWaitFor() {
+      if (waitForBuilder_ == null) {
+        return waitFor_ == null ? dev.baton.v1.WaitFor.getDefaultInstance() : waitFor_;
+      } else {
+        return waitForBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * wait_for makes a new agent wait before its first run (a human approval gate): it is
+     * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+     * delivers the event or the wait's time passes, whichever comes first; its first lease then
+     * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+     * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+     * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+     * here.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+     */
+    public Builder setWaitFor(dev.baton.v1.WaitFor value) {
+      if (waitForBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        waitFor_ = value;
+      } else {
+        waitForBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00400000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * wait_for makes a new agent wait before its first run (a human approval gate): it is
+     * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+     * delivers the event or the wait's time passes, whichever comes first; its first lease then
+     * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+     * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+     * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+     * here.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+     */
+    public Builder setWaitFor(
+        dev.baton.v1.WaitFor.Builder builderForValue) {
+      if (waitForBuilder_ == null) {
+        waitFor_ = builderForValue.build();
+      } else {
+        waitForBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00400000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * wait_for makes a new agent wait before its first run (a human approval gate): it is
+     * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+     * delivers the event or the wait's time passes, whichever comes first; its first lease then
+     * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+     * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+     * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+     * here.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+     */
+    public Builder mergeWaitFor(dev.baton.v1.WaitFor value) {
+      if (waitForBuilder_ == null) {
+        if (((bitField0_ & 0x00400000) != 0) &&
+          waitFor_ != null &&
+          waitFor_ != dev.baton.v1.WaitFor.getDefaultInstance()) {
+          getWaitForBuilder().mergeFrom(value);
+        } else {
+          waitFor_ = value;
+        }
+      } else {
+        waitForBuilder_.mergeFrom(value);
+      }
+      if (waitFor_ != null) {
+        bitField0_ |= 0x00400000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * wait_for makes a new agent wait before its first run (a human approval gate): it is
+     * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+     * delivers the event or the wait's time passes, whichever comes first; its first lease then
+     * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+     * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+     * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+     * here.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+     */
+    public Builder clearWaitFor() {
+      bitField0_ = (bitField0_ & ~0x00400000);
+      waitFor_ = null;
+      if (waitForBuilder_ != null) {
+        waitForBuilder_.dispose();
+        waitForBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * wait_for makes a new agent wait before its first run (a human approval gate): it is
+     * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+     * delivers the event or the wait's time passes, whichever comes first; its first lease then
+     * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+     * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+     * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+     * here.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+     */
+    public dev.baton.v1.WaitFor.Builder getWaitForBuilder() {
+      bitField0_ |= 0x00400000;
+      onChanged();
+      return internalGetWaitForFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * wait_for makes a new agent wait before its first run (a human approval gate): it is
+     * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+     * delivers the event or the wait's time passes, whichever comes first; its first lease then
+     * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+     * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+     * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+     * here.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+     */
+    public dev.baton.v1.WaitForOrBuilder getWaitForOrBuilder() {
+      if (waitForBuilder_ != null) {
+        return waitForBuilder_.getMessageOrBuilder();
+      } else {
+        return waitFor_ == null ?
+            dev.baton.v1.WaitFor.getDefaultInstance() : waitFor_;
+      }
+    }
+    /**
+     * <pre>
+     * wait_for makes a new agent wait before its first run (a human approval gate): it is
+     * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+     * delivers the event or the wait's time passes, whichever comes first; its first lease then
+     * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+     * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+     * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+     * here.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.baton.v1.WaitFor, dev.baton.v1.WaitFor.Builder, dev.baton.v1.WaitForOrBuilder> 
+        internalGetWaitForFieldBuilder() {
+      if (waitForBuilder_ == null) {
+        waitForBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.baton.v1.WaitFor, dev.baton.v1.WaitFor.Builder, dev.baton.v1.WaitForOrBuilder>(
+                getWaitFor(),
+                getParentForChildren(),
+                isClean());
+        waitFor_ = null;
+      }
+      return waitForBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.Agent)

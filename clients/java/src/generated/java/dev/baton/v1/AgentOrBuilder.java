@@ -691,4 +691,49 @@ java.lang.String defaultValue);
    * <code>.google.protobuf.Duration ttl = 22 [json_name = "ttl"];</code>
    */
   com.google.protobuf.DurationOrBuilder getTtlOrBuilder();
+
+  /**
+   * <pre>
+   * wait_for makes a new agent wait before its first run (a human approval gate): it is
+   * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+   * delivers the event or the wait's time passes, whichever comes first; its first lease then
+   * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+   * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+   * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+   * here.
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+   * @return Whether the waitFor field is set.
+   */
+  boolean hasWaitFor();
+  /**
+   * <pre>
+   * wait_for makes a new agent wait before its first run (a human approval gate): it is
+   * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+   * delivers the event or the wait's time passes, whichever comes first; its first lease then
+   * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+   * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+   * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+   * here.
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+   * @return The waitFor.
+   */
+  dev.baton.v1.WaitFor getWaitFor();
+  /**
+   * <pre>
+   * wait_for makes a new agent wait before its first run (a human approval gate): it is
+   * registered in AGENT_STATE_WAITING_FOR_EVENT, holding no lease and not due, until Signal
+   * delivers the event or the wait's time passes, whichever comes first; its first lease then
+   * carries the event (Lease.event). Applies when the agent is created: an existing agent keeps
+   * its state (a reset_schedule ends its wait). Not with `after`, expire_at or ttl
+   * (INVALID_ARGUMENT naming the field). GetAgent answers it in AgentStatus.waiting_for, not
+   * here.
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 23 [json_name = "waitFor"];</code>
+   */
+  dev.baton.v1.WaitForOrBuilder getWaitForOrBuilder();
 }

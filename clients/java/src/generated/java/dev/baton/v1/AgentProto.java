@@ -37,6 +37,26 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_Agent_LabelsEntry_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_WaitFor_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_WaitFor_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_EventDelivery_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_EventDelivery_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_SignalRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_SignalRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_SignalResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_SignalResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_baton_v1_AgentRef_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -281,6 +301,16 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_baton_v1_GetBatchResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_WatchAgentRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_WatchAgentRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_baton_v1_WatchAgentResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_baton_v1_WatchAgentResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -292,7 +322,7 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     java.lang.String[] descriptorData = {
       "\n\024baton/v1/agent.proto\022\010baton.v1\032\036google" +
       "/protobuf/duration.proto\032\037google/protobu" +
-      "f/timestamp.proto\"\213\010\n\005Agent\022\022\n\004name\030\001 \001(" +
+      "f/timestamp.proto\"\271\010\n\005Agent\022\022\n\004name\030\001 \001(" +
       "\tR\004name\0225\n\010interval\030\002 \001(\0132\031.google.proto" +
       "buf.DurationR\010interval\0223\n\007timeout\030\003 \001(\0132" +
       "\031.google.protobuf.DurationR\007timeout\022@\n\016e" +
@@ -316,256 +346,301 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
       "5\n\010debounce\030\024 \001(\0132\031.google.protobuf.Dura" +
       "tionR\010debounce\0227\n\texpire_at\030\025 \001(\0132\032.goog" +
       "le.protobuf.TimestampR\010expireAt\022+\n\003ttl\030\026" +
-      " \001(\0132\031.google.protobuf.DurationR\003ttl\0329\n\013" +
-      "LabelsEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005value\030\002" +
-      " \001(\tR\005value:\0028\001\"\202\001\n\010AgentRef\022\024\n\005queue\030\001 " +
-      "\001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\0226\n\non_fai" +
-      "lure\030\003 \001(\0162\027.baton.v1.ParentFailureR\tonF" +
-      "ailure\022\024\n\005batch\030\004 \001(\tR\005batch\"\313\002\n\013AgentRe" +
-      "sult\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\t" +
-      "R\004name\022(\n\006finish\030\003 \001(\0162\020.baton.v1.Finish" +
-      "R\006finish\022+\n\007outcome\030\004 \001(\0162\021.baton.v1.Out" +
-      "comeR\007outcome\022\026\n\006result\030\005 \001(\014R\006result\022\024\n" +
-      "\005token\030\006 \001(\004R\005token\022;\n\013finished_at\030\007 \001(\013" +
-      "2\032.google.protobuf.TimestampR\nfinishedAt" +
-      "\022\030\n\007message\030\010 \001(\tR\007message\022 \n\013traceparen" +
-      "t\030\t \001(\tR\013traceparent\022\024\n\005batch\030\n \001(\tR\005bat" +
-      "ch\"\226\001\n\017RegisterRequest\022\024\n\005queue\030\001 \001(\tR\005q" +
-      "ueue\022\'\n\006agents\030\002 \003(\0132\017.baton.v1.AgentR\006a" +
-      "gents\022%\n\016reset_schedule\030\003 \001(\010R\rresetSche" +
-      "dule\022\035\n\nrequest_id\030\004 \001(\tR\trequestId\"\235\001\n\020" +
-      "RegisterResponse\022\030\n\007created\030\001 \001(\rR\007creat" +
-      "ed\022\030\n\007updated\030\002 \001(\rR\007updated\022\"\n\014deduplic" +
-      "ated\030\003 \001(\rR\014deduplicated\0221\n\006agents\030\004 \003(\013" +
-      "2\031.baton.v1.RegisteredAgentR\006agents\"\314\001\n\017" +
-      "RegisteredAgent\022\022\n\004name\030\001 \001(\tR\004name\022\030\n\007c" +
-      "reated\030\002 \001(\010R\007created\022\"\n\014deduplicated\030\003 " +
-      "\001(\010R\014deduplicated\022-\n\006result\030\004 \001(\0132\025.bato" +
-      "n.v1.AgentResultR\006result\022\032\n\010replaced\030\005 \001" +
-      "(\tR\010replaced\022\034\n\tdebounced\030\006 \001(\010R\tdebounc" +
-      "ed\"?\n\021UnregisterRequest\022\024\n\005queue\030\001 \001(\tR\005" +
-      "queue\022\024\n\005names\030\002 \003(\tR\005names\".\n\022Unregiste" +
-      "rResponse\022\030\n\007removed\030\001 \001(\rR\007removed\"\221\001\n\016" +
-      "AcquireRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\t" +
-      "worker_id\030\002 \001(\tR\010workerId\022\035\n\nmax_leases\030" +
-      "\003 \001(\rR\tmaxLeases\022-\n\004wait\030\004 \001(\0132\031.google." +
-      "protobuf.DurationR\004wait\"\322\002\n\005Lease\022\024\n\005que" +
-      "ue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005t" +
-      "oken\030\003 \001(\004R\005token\0226\n\010deadline\030\004 \001(\0132\032.go" +
-      "ogle.protobuf.TimestampR\010deadline\022\030\n\007att" +
-      "empt\030\005 \001(\rR\007attempt\022%\n\005agent\030\006 \001(\0132\017.bat" +
-      "on.v1.AgentR\005agent\022/\n\007parents\030\007 \003(\0132\025.ba" +
-      "ton.v1.AgentResultR\007parents\0229\n\ngranted_a" +
-      "t\030\010 \001(\0132\032.google.protobuf.TimestampR\tgra" +
-      "ntedAt\022$\n\005steps\030\t \003(\0132\016.baton.v1.StepR\005s" +
-      "teps\"o\n\004Step\022\022\n\004name\030\001 \001(\tR\004name\022\026\n\006resu" +
-      "lt\030\002 \001(\014R\006result\022;\n\013recorded_at\030\003 \001(\0132\032." +
-      "google.protobuf.TimestampR\nrecordedAt\"\177\n" +
-      "\021RecordStepRequest\022\024\n\005queue\030\001 \001(\tR\005queue" +
-      "\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005tok" +
-      "en\022\022\n\004step\030\004 \001(\tR\004step\022\026\n\006result\030\005 \001(\014R\006" +
-      "result\"j\n\022RecordStepResponse\022\032\n\010recorded" +
-      "\030\001 \001(\010R\010recorded\022\"\n\004step\030\002 \001(\0132\016.baton.v" +
-      "1.StepR\004step\022\024\n\005steps\030\003 \001(\rR\005steps\":\n\017Ac" +
-      "quireResponse\022\'\n\006leases\030\001 \003(\0132\017.baton.v1" +
-      ".LeaseR\006leases\"f\n\010LeaseRef\022\024\n\005queue\030\001 \001(" +
-      "\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 " +
-      "\001(\004R\005token\022\032\n\010progress\030\004 \001(\tR\010progress\"[" +
-      "\n\020HeartbeatRequest\022\033\n\tworker_id\030\001 \001(\tR\010w" +
-      "orkerId\022*\n\006leases\030\002 \003(\0132\022.baton.v1.Lease" +
-      "RefR\006leases\"\207\001\n\rExtendedLease\022\024\n\005queue\030\001" +
-      " \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token" +
-      "\030\003 \001(\004R\005token\0226\n\010deadline\030\004 \001(\0132\032.google" +
-      ".protobuf.TimestampR\010deadline\"\242\001\n\021Heartb" +
-      "eatResponse\0223\n\010extended\030\001 \003(\0132\027.baton.v1" +
-      ".ExtendedLeaseR\010extended\022&\n\004lost\030\002 \003(\0132\022" +
-      ".baton.v1.LeaseRefR\004lost\0220\n\tcancelled\030\003 " +
-      "\003(\0132\022.baton.v1.LeaseRefR\tcancelled\"\315\002\n\017C" +
-      "ompleteRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004" +
-      "name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022+" +
-      "\n\007outcome\030\004 \001(\0162\021.baton.v1.OutcomeR\007outc" +
-      "ome\022\030\n\007message\030\005 \001(\tR\007message\022:\n\013retry_a" +
-      "fter\030\006 \001(\0132\031.google.protobuf.DurationR\nr" +
-      "etryAfter\022\035\n\nrequest_id\030\007 \001(\tR\trequestId" +
-      "\022\037\n\013error_class\030\010 \001(\tR\nerrorClass\022\037\n\013htt" +
-      "p_status\030\t \001(\rR\nhttpStatus\022\026\n\006result\030\n \001" +
-      "(\014R\006result\"\212\002\n\020CompleteResponse\022:\n\013next_" +
-      "run_at\030\001 \001(\0132\032.google.protobuf.Timestamp" +
-      "R\tnextRunAt\022#\n\rdead_lettered\030\002 \001(\010R\014dead" +
-      "Lettered\022\030\n\007removed\030\003 \001(\010R\007removed\022%\n\016fa" +
-      "ilure_streak\030\004 \001(\rR\rfailureStreak\022\'\n\017mes" +
-      "sage_clipped\030\005 \001(\010R\016messageClipped\022+\n\007ou" +
-      "tcome\030\006 \001(\0162\021.baton.v1.OutcomeR\007outcome\"" +
-      "S\n\024CompleteBatchRequest\022;\n\013completions\030\001" +
-      " \003(\0132\031.baton.v1.CompleteRequestR\013complet" +
-      "ions\"\247\001\n\016CompleteResult\022\024\n\005queue\030\001 \001(\tR\005" +
-      "queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004" +
-      "R\005token\022\035\n\nlease_lost\030\004 \001(\010R\tleaseLost\0226" +
-      "\n\010response\030\005 \001(\0132\032.baton.v1.CompleteResp" +
-      "onseR\010response\"K\n\025CompleteBatchResponse\022" +
-      "2\n\007results\030\001 \003(\0132\030.baton.v1.CompleteResu" +
-      "ltR\007results\"@\n\013SessionOpen\022\024\n\005queue\030\001 \001(" +
-      "\tR\005queue\022\033\n\tworker_id\030\002 \001(\tR\010workerId\"T\n" +
-      "\014SessionLease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005tok" +
-      "en\030\002 \001(\004R\005token\022\032\n\010progress\030\003 \001(\tR\010progr" +
-      "ess\"\232\002\n\021SessionCompletion\022\022\n\004name\030\001 \001(\tR" +
-      "\004name\022\024\n\005token\030\002 \001(\004R\005token\022+\n\007outcome\030\003" +
-      " \001(\0162\021.baton.v1.OutcomeR\007outcome\022\030\n\007mess" +
-      "age\030\004 \001(\tR\007message\022:\n\013retry_after\030\005 \001(\0132" +
-      "\031.google.protobuf.DurationR\nretryAfter\022\037" +
-      "\n\013error_class\030\006 \001(\tR\nerrorClass\022\037\n\013http_" +
-      "status\030\007 \001(\rR\nhttpStatus\022\026\n\006result\030\010 \001(\014" +
-      "R\006result\"k\n\016SessionRelease\022\022\n\004name\030\001 \001(\t" +
-      "R\004name\022\024\n\005token\030\002 \001(\004R\005token\022/\n\005delay\030\003 " +
-      "\001(\0132\031.google.protobuf.DurationR\005delay\"\255\002" +
-      "\n\016SessionRequest\022)\n\004open\030\001 \001(\0132\025.baton.v" +
-      "1.SessionOpenR\004open\022\026\n\006credit\030\002 \001(\rR\006cre" +
-      "dit\022=\n\013completions\030\003 \003(\0132\033.baton.v1.Sess" +
-      "ionCompletionR\013completions\0226\n\nheartbeats" +
-      "\030\004 \003(\0132\026.baton.v1.SessionLeaseR\nheartbea" +
-      "ts\0224\n\010releases\030\005 \003(\0132\030.baton.v1.SessionR" +
-      "eleaseR\010releases\022+\n\005steps\030\006 \003(\0132\025.baton." +
-      "v1.SessionStepR\005steps\"c\n\013SessionStep\022\022\n\004" +
-      "name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022\022" +
-      "\n\004step\030\003 \001(\tR\004step\022\026\n\006result\030\004 \001(\014R\006resu" +
-      "lt\"\275\001\n\nStepResult\022\022\n\004name\030\001 \001(\tR\004name\022\024\n" +
-      "\005token\030\002 \001(\004R\005token\022\022\n\004step\030\003 \001(\tR\004step\022" +
-      "\035\n\nlease_lost\030\004 \001(\010R\tleaseLost\0228\n\010respon" +
-      "se\030\005 \001(\0132\034.baton.v1.RecordStepResponseR\010" +
-      "response\022\030\n\007refused\030\006 \001(\tR\007refused\"\335\002\n\017S" +
-      "essionResponse\022\'\n\006leases\030\001 \003(\0132\017.baton.v" +
-      "1.LeaseR\006leases\0226\n\tcompleted\030\002 \003(\0132\030.bat" +
-      "on.v1.CompleteResultR\tcompleted\0223\n\010exten" +
-      "ded\030\003 \003(\0132\027.baton.v1.ExtendedLeaseR\010exte" +
-      "nded\022&\n\004lost\030\004 \003(\0132\022.baton.v1.LeaseRefR\004" +
-      "lost\022.\n\010released\030\005 \003(\0132\022.baton.v1.LeaseR" +
-      "efR\010released\0220\n\tcancelled\030\006 \003(\0132\022.baton." +
-      "v1.LeaseRefR\tcancelled\022*\n\005steps\030\007 \003(\0132\024." +
-      "baton.v1.StepResultR\005steps\"\201\001\n\016ReleaseRe" +
+      " \001(\0132\031.google.protobuf.DurationR\003ttl\022,\n\010" +
+      "wait_for\030\027 \001(\0132\021.baton.v1.WaitForR\007waitF" +
+      "or\0329\n\013LabelsEntry\022\020\n\003key\030\001 \001(\tR\003key\022\024\n\005v" +
+      "alue\030\002 \001(\tR\005value:\0028\001\"\206\001\n\007WaitFor\022\024\n\005eve" +
+      "nt\030\001 \001(\tR\005event\0220\n\005until\030\002 \001(\0132\032.google." +
+      "protobuf.TimestampR\005until\0223\n\007timeout\030\003 \001" +
+      "(\0132\031.google.protobuf.DurationR\007timeout\"\221" +
+      "\001\n\rEventDelivery\022\024\n\005event\030\001 \001(\tR\005event\022\030" +
+      "\n\007payload\030\002 \001(\014R\007payload\0223\n\007sent_at\030\003 \001(" +
+      "\0132\032.google.protobuf.TimestampR\006sentAt\022\033\n" +
+      "\ttimed_out\030\004 \001(\010R\010timedOut\"\210\001\n\rSignalReq" +
+      "uest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\t" +
+      "R\004name\022\024\n\005event\030\003 \001(\tR\005event\022\030\n\007payload\030" +
+      "\004 \001(\014R\007payload\022\035\n\nrequest_id\030\005 \001(\tR\trequ" +
+      "estId\"\261\001\n\016SignalResponse\022\034\n\tdelivered\030\001 " +
+      "\001(\010R\tdelivered\022\022\n\004kept\030\002 \001(\010R\004kept\022\034\n\tdu" +
+      "plicate\030\003 \001(\010R\tduplicate\022\032\n\010consumed\030\004 \001" +
+      "(\010R\010consumed\0223\n\007sent_at\030\005 \001(\0132\032.google.p" +
+      "rotobuf.TimestampR\006sentAt\"\202\001\n\010AgentRef\022\024" +
+      "\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name" +
+      "\0226\n\non_failure\030\003 \001(\0162\027.baton.v1.ParentFa" +
+      "ilureR\tonFailure\022\024\n\005batch\030\004 \001(\tR\005batch\"\313" +
+      "\002\n\013AgentResult\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004" +
+      "name\030\002 \001(\tR\004name\022(\n\006finish\030\003 \001(\0162\020.baton" +
+      ".v1.FinishR\006finish\022+\n\007outcome\030\004 \001(\0162\021.ba" +
+      "ton.v1.OutcomeR\007outcome\022\026\n\006result\030\005 \001(\014R" +
+      "\006result\022\024\n\005token\030\006 \001(\004R\005token\022;\n\013finishe" +
+      "d_at\030\007 \001(\0132\032.google.protobuf.TimestampR\n" +
+      "finishedAt\022\030\n\007message\030\010 \001(\tR\007message\022 \n\013" +
+      "traceparent\030\t \001(\tR\013traceparent\022\024\n\005batch\030" +
+      "\n \001(\tR\005batch\"\226\001\n\017RegisterRequest\022\024\n\005queu" +
+      "e\030\001 \001(\tR\005queue\022\'\n\006agents\030\002 \003(\0132\017.baton.v" +
+      "1.AgentR\006agents\022%\n\016reset_schedule\030\003 \001(\010R" +
+      "\rresetSchedule\022\035\n\nrequest_id\030\004 \001(\tR\trequ" +
+      "estId\"\235\001\n\020RegisterResponse\022\030\n\007created\030\001 " +
+      "\001(\rR\007created\022\030\n\007updated\030\002 \001(\rR\007updated\022\"" +
+      "\n\014deduplicated\030\003 \001(\rR\014deduplicated\0221\n\006ag" +
+      "ents\030\004 \003(\0132\031.baton.v1.RegisteredAgentR\006a" +
+      "gents\"\314\001\n\017RegisteredAgent\022\022\n\004name\030\001 \001(\tR" +
+      "\004name\022\030\n\007created\030\002 \001(\010R\007created\022\"\n\014dedup" +
+      "licated\030\003 \001(\010R\014deduplicated\022-\n\006result\030\004 " +
+      "\001(\0132\025.baton.v1.AgentResultR\006result\022\032\n\010re" +
+      "placed\030\005 \001(\tR\010replaced\022\034\n\tdebounced\030\006 \001(" +
+      "\010R\tdebounced\"Y\n\021UnregisterRequest\022\024\n\005que" +
+      "ue\030\001 \001(\tR\005queue\022\024\n\005names\030\002 \003(\tR\005names\022\030\n" +
+      "\007cascade\030\003 \001(\010R\007cascade\"J\n\022UnregisterRes" +
+      "ponse\022\030\n\007removed\030\001 \001(\rR\007removed\022\032\n\010casca" +
+      "ded\030\002 \001(\rR\010cascaded\"\221\001\n\016AcquireRequest\022\024" +
+      "\n\005queue\030\001 \001(\tR\005queue\022\033\n\tworker_id\030\002 \001(\tR" +
+      "\010workerId\022\035\n\nmax_leases\030\003 \001(\rR\tmaxLeases" +
+      "\022-\n\004wait\030\004 \001(\0132\031.google.protobuf.Duratio" +
+      "nR\004wait\"\201\003\n\005Lease\022\024\n\005queue\030\001 \001(\tR\005queue\022" +
+      "\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005toke" +
+      "n\0226\n\010deadline\030\004 \001(\0132\032.google.protobuf.Ti" +
+      "mestampR\010deadline\022\030\n\007attempt\030\005 \001(\rR\007atte" +
+      "mpt\022%\n\005agent\030\006 \001(\0132\017.baton.v1.AgentR\005age" +
+      "nt\022/\n\007parents\030\007 \003(\0132\025.baton.v1.AgentResu" +
+      "ltR\007parents\0229\n\ngranted_at\030\010 \001(\0132\032.google" +
+      ".protobuf.TimestampR\tgrantedAt\022$\n\005steps\030" +
+      "\t \003(\0132\016.baton.v1.StepR\005steps\022-\n\005event\030\n " +
+      "\001(\0132\027.baton.v1.EventDeliveryR\005event\"o\n\004S" +
+      "tep\022\022\n\004name\030\001 \001(\tR\004name\022\026\n\006result\030\002 \001(\014R" +
+      "\006result\022;\n\013recorded_at\030\003 \001(\0132\032.google.pr" +
+      "otobuf.TimestampR\nrecordedAt\"\177\n\021RecordSt" +
+      "epRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030" +
+      "\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022\022\n\004ste" +
+      "p\030\004 \001(\tR\004step\022\026\n\006result\030\005 \001(\014R\006result\"j\n" +
+      "\022RecordStepResponse\022\032\n\010recorded\030\001 \001(\010R\010r" +
+      "ecorded\022\"\n\004step\030\002 \001(\0132\016.baton.v1.StepR\004s" +
+      "tep\022\024\n\005steps\030\003 \001(\rR\005steps\":\n\017AcquireResp" +
+      "onse\022\'\n\006leases\030\001 \003(\0132\017.baton.v1.LeaseR\006l" +
+      "eases\"f\n\010LeaseRef\022\024\n\005queue\030\001 \001(\tR\005queue\022" +
+      "\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005toke" +
+      "n\022\032\n\010progress\030\004 \001(\tR\010progress\"[\n\020Heartbe" +
+      "atRequest\022\033\n\tworker_id\030\001 \001(\tR\010workerId\022*" +
+      "\n\006leases\030\002 \003(\0132\022.baton.v1.LeaseRefR\006leas" +
+      "es\"\207\001\n\rExtendedLease\022\024\n\005queue\030\001 \001(\tR\005que" +
+      "ue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005token\030\003 \001(\004R\005t" +
+      "oken\0226\n\010deadline\030\004 \001(\0132\032.google.protobuf" +
+      ".TimestampR\010deadline\"\242\001\n\021HeartbeatRespon" +
+      "se\0223\n\010extended\030\001 \003(\0132\027.baton.v1.Extended" +
+      "LeaseR\010extended\022&\n\004lost\030\002 \003(\0132\022.baton.v1" +
+      ".LeaseRefR\004lost\0220\n\tcancelled\030\003 \003(\0132\022.bat" +
+      "on.v1.LeaseRefR\tcancelled\"\373\002\n\017CompleteRe" +
       "quest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(" +
-      "\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022/\n\005delay\030\004" +
-      " \001(\0132\031.google.protobuf.DurationR\005delay\"M" +
-      "\n\017ReleaseResponse\022:\n\013next_run_at\030\001 \001(\0132\032" +
-      ".google.protobuf.TimestampR\tnextRunAt\";\n" +
-      "\017GetAgentRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022" +
-      "\n\004name\030\002 \001(\tR\004name\"?\n\020GetAgentResponse\022+" +
-      "\n\005agent\030\001 \001(\0132\025.baton.v1.AgentStatusR\005ag" +
-      "ent\"\236\005\n\013AgentStatus\022%\n\005agent\030\001 \001(\0132\017.bat" +
-      "on.v1.AgentR\005agent\022*\n\005state\030\002 \001(\0162\024.bato" +
-      "n.v1.AgentStateR\005state\022:\n\013next_run_at\030\003 " +
-      "\001(\0132\032.google.protobuf.TimestampR\tnextRun" +
-      "At\0226\n\010deadline\030\004 \001(\0132\032.google.protobuf.T" +
-      "imestampR\010deadline\022\026\n\006holder\030\005 \001(\tR\006hold" +
-      "er\022\024\n\005token\030\006 \001(\004R\005token\022%\n\016failure_stre" +
-      "ak\030\007 \001(\rR\rfailureStreak\022\032\n\010progress\030\010 \001(" +
-      "\tR\010progress\022)\n\020cancel_requested\030\t \001(\010R\017c" +
-      "ancelRequested\022(\n\020last_error_class\030\n \001(\t" +
-      "R\016lastErrorClass\022,\n\022last_error_message\030\013" +
-      " \001(\tR\020lastErrorMessage\0220\n\007parents\030\014 \003(\0132" +
-      "\026.baton.v1.ParentStatusR\007parents\022#\n\rpare" +
-      "nts_total\030\r \001(\rR\014parentsTotal\022\'\n\017parents" +
-      "_pending\030\016 \001(\rR\016parentsPending\022.\n\010childr" +
-      "en\030\017 \003(\0132\022.baton.v1.AgentRefR\010children\022$" +
-      "\n\005steps\030\020 \003(\0132\016.baton.v1.StepR\005steps\"i\n\014" +
-      "ParentStatus\022*\n\006parent\030\001 \001(\0132\022.baton.v1." +
-      "AgentRefR\006parent\022-\n\006result\030\002 \001(\0132\025.baton" +
-      ".v1.AgentResultR\006result\"\206\001\n\021ListAgentsRe" +
-      "quest\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tpage_size" +
-      "\030\002 \001(\rR\010pageSize\022\035\n\npage_token\030\003 \001(\tR\tpa" +
-      "geToken\022\037\n\013name_prefix\030\004 \001(\tR\nnamePrefix" +
-      "\"k\n\022ListAgentsResponse\022-\n\006agents\030\001 \003(\0132\025" +
-      ".baton.v1.AgentStatusR\006agents\022&\n\017next_pa" +
-      "ge_token\030\002 \001(\tR\rnextPageToken\"<\n\020CancelR" +
-      "unRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030" +
-      "\002 \001(\tR\004name\"G\n\021CancelRunResponse\022\034\n\trequ" +
-      "ested\030\001 \001(\010R\trequested\022\024\n\005token\030\002 \001(\004R\005t" +
-      "oken\"\210\001\n\014AwaitRequest\022\024\n\005queue\030\001 \001(\tR\005qu" +
-      "eue\022\022\n\004name\030\002 \001(\tR\004name\022-\n\004wait\030\003 \001(\0132\031." +
-      "google.protobuf.DurationR\004wait\022\037\n\013after_" +
-      "token\030\004 \001(\004R\nafterToken\"\314\001\n\rAwaitRespons" +
-      "e\022\022\n\004done\030\001 \001(\010R\004done\022-\n\006result\030\002 \001(\0132\025." +
-      "baton.v1.AgentResultR\006result\022*\n\005state\030\003 " +
-      "\001(\0162\024.baton.v1.AgentStateR\005state\022&\n\017resu" +
-      "lt_not_kept\030\004 \001(\010R\rresultNotKept\022$\n\005step" +
-      "s\030\005 \003(\0132\016.baton.v1.StepR\005steps\"\212\002\n\024Regis" +
-      "terBatchRequest\022\024\n\005batch\030\001 \001(\tR\005batch\022\024\n" +
-      "\005queue\030\002 \001(\tR\005queue\022\'\n\006agents\030\003 \003(\0132\017.ba" +
-      "ton.v1.AgentR\006agents\022%\n\016callback_queue\030\004" +
-      " \001(\tR\rcallbackQueue\022.\n\non_success\030\005 \003(\0132" +
-      "\017.baton.v1.AgentR\tonSuccess\0220\n\013on_comple" +
-      "te\030\006 \003(\0132\017.baton.v1.AgentR\nonComplete\022\024\n" +
-      "\005close\030\007 \001(\010R\005close\"\327\002\n\013BatchStatus\022\024\n\005b" +
-      "atch\030\001 \001(\tR\005batch\022\024\n\005total\030\002 \001(\rR\005total\022" +
-      "\030\n\007pending\030\003 \001(\rR\007pending\022\034\n\tsucceeded\030\004" +
-      " \001(\rR\tsucceeded\022\026\n\006failed\030\005 \001(\rR\006failed\022" +
-      "\026\n\006closed\030\006 \001(\010R\006closed\022\022\n\004done\030\007 \001(\010R\004d" +
-      "one\0220\n\tcallbacks\030\010 \003(\0132\022.baton.v1.AgentR" +
-      "efR\tcallbacks\0229\n\ncreated_at\030\t \001(\0132\032.goog" +
-      "le.protobuf.TimestampR\tcreatedAt\0223\n\007done" +
-      "_at\030\n \001(\0132\032.google.protobuf.TimestampR\006d" +
-      "oneAt\"\205\001\n\025RegisterBatchResponse\022#\n\rbatch" +
-      "_created\030\001 \001(\010R\014batchCreated\022\030\n\007created\030" +
-      "\002 \001(\rR\007created\022-\n\006status\030\003 \001(\0132\025.baton.v" +
-      "1.BatchStatusR\006status\")\n\021CloseBatchReque" +
-      "st\022\024\n\005batch\030\001 \001(\tR\005batch\"C\n\022CloseBatchRe" +
-      "sponse\022-\n\006status\030\001 \001(\0132\025.baton.v1.BatchS" +
-      "tatusR\006status\"\'\n\017GetBatchRequest\022\024\n\005batc" +
-      "h\030\001 \001(\tR\005batch\"A\n\020GetBatchResponse\022-\n\006st" +
-      "atus\030\001 \001(\0132\025.baton.v1.BatchStatusR\006statu" +
-      "s*\221\001\n\017IdempotencyMode\022 \n\034IDEMPOTENCY_MOD" +
-      "E_UNSPECIFIED\020\000\022\037\n\033IDEMPOTENCY_MODE_KEEP" +
-      "_FIRST\020\001\022\034\n\030IDEMPOTENCY_MODE_REPLACE\020\002\022\035" +
-      "\n\031IDEMPOTENCY_MODE_DEBOUNCE\020\003*\202\001\n\rParent" +
-      "Failure\022\036\n\032PARENT_FAILURE_UNSPECIFIED\020\000\022" +
-      "\027\n\023PARENT_FAILURE_WAIT\020\001\022\031\n\025PARENT_FAILU" +
-      "RE_CANCEL\020\002\022\035\n\031PARENT_FAILURE_RUN_ANYWAY" +
-      "\020\003*\223\001\n\006Finish\022\026\n\022FINISH_UNSPECIFIED\020\000\022\024\n" +
-      "\020FINISH_SUCCEEDED\020\001\022\030\n\024FINISH_DEAD_LETTE" +
-      "RED\020\002\022\024\n\020FINISH_CANCELLED\020\003\022\027\n\023FINISH_UN" +
-      "REGISTERED\020\004\022\022\n\016FINISH_EXPIRED\020\005*M\n\007Catc" +
-      "hUp\022\030\n\024CATCH_UP_UNSPECIFIED\020\000\022\025\n\021CATCH_U" +
-      "P_RUN_ONCE\020\001\022\021\n\rCATCH_UP_SKIP\020\002*\265\001\n\007Outc" +
-      "ome\022\027\n\023OUTCOME_UNSPECIFIED\020\000\022\023\n\017OUTCOME_" +
-      "SUCCESS\020\001\022\037\n\033OUTCOME_PERMANENT_FORBIDDEN" +
-      "\020\002\022\025\n\021OUTCOME_THROTTLED\020\003\022\025\n\021OUTCOME_TRA" +
-      "NSIENT\020\004\022\030\n\024OUTCOME_SERVER_ERROR\020\005\022\023\n\017OU" +
-      "TCOME_UNKNOWN\020\006*\223\001\n\nAgentState\022\033\n\027AGENT_" +
-      "STATE_UNSPECIFIED\020\000\022\027\n\023AGENT_STATE_WAITI" +
-      "NG\020\001\022\027\n\023AGENT_STATE_WORKING\020\002\022\035\n\031AGENT_S" +
-      "TATE_DEAD_LETTERED\020\003\022\027\n\023AGENT_STATE_BLOC" +
-      "KED\020\0042\354\010\n\014AgentService\022A\n\010Register\022\031.bat" +
-      "on.v1.RegisterRequest\032\032.baton.v1.Registe" +
-      "rResponse\022G\n\nUnregister\022\033.baton.v1.Unreg" +
-      "isterRequest\032\034.baton.v1.UnregisterRespon" +
-      "se\022>\n\007Acquire\022\030.baton.v1.AcquireRequest\032" +
-      "\031.baton.v1.AcquireResponse\022D\n\tHeartbeat\022" +
-      "\032.baton.v1.HeartbeatRequest\032\033.baton.v1.H" +
-      "eartbeatResponse\022A\n\010Complete\022\031.baton.v1." +
-      "CompleteRequest\032\032.baton.v1.CompleteRespo" +
-      "nse\022P\n\rCompleteBatch\022\036.baton.v1.Complete" +
-      "BatchRequest\032\037.baton.v1.CompleteBatchRes" +
-      "ponse\022B\n\007Session\022\030.baton.v1.SessionReque" +
-      "st\032\031.baton.v1.SessionResponse(\0010\001\022>\n\007Rel" +
-      "ease\022\030.baton.v1.ReleaseRequest\032\031.baton.v" +
-      "1.ReleaseResponse\022A\n\010GetAgent\022\031.baton.v1" +
-      ".GetAgentRequest\032\032.baton.v1.GetAgentResp" +
-      "onse\022G\n\nListAgents\022\033.baton.v1.ListAgents" +
-      "Request\032\034.baton.v1.ListAgentsResponse\022D\n" +
-      "\tCancelRun\022\032.baton.v1.CancelRunRequest\032\033" +
-      ".baton.v1.CancelRunResponse\0228\n\005Await\022\026.b" +
-      "aton.v1.AwaitRequest\032\027.baton.v1.AwaitRes" +
-      "ponse\022P\n\rRegisterBatch\022\036.baton.v1.Regist" +
-      "erBatchRequest\032\037.baton.v1.RegisterBatchR" +
-      "esponse\022G\n\nCloseBatch\022\033.baton.v1.CloseBa" +
-      "tchRequest\032\034.baton.v1.CloseBatchResponse" +
-      "\022A\n\010GetBatch\022\031.baton.v1.GetBatchRequest\032" +
-      "\032.baton.v1.GetBatchResponse\022G\n\nRecordSte" +
-      "p\022\033.baton.v1.RecordStepRequest\032\034.baton.v" +
-      "1.RecordStepResponseB\233\001\n\014dev.baton.v1B\nA" +
-      "gentProtoP\001Z>github.com/baton-project/ba" +
-      "ton/clients/go/gen/baton/v1;batonv1\242\002\003BX" +
-      "X\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Baton\\V1\\GPBMe" +
-      "tadata\352\002\tBaton::V1b\006proto3"
+      "\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022+\n\007outcome" +
+      "\030\004 \001(\0162\021.baton.v1.OutcomeR\007outcome\022\030\n\007me" +
+      "ssage\030\005 \001(\tR\007message\022:\n\013retry_after\030\006 \001(" +
+      "\0132\031.google.protobuf.DurationR\nretryAfter" +
+      "\022\035\n\nrequest_id\030\007 \001(\tR\trequestId\022\037\n\013error" +
+      "_class\030\010 \001(\tR\nerrorClass\022\037\n\013http_status\030" +
+      "\t \001(\rR\nhttpStatus\022\026\n\006result\030\n \001(\014R\006resul" +
+      "t\022,\n\010wait_for\030\013 \001(\0132\021.baton.v1.WaitForR\007" +
+      "waitFor\"\244\002\n\020CompleteResponse\022:\n\013next_run" +
+      "_at\030\001 \001(\0132\032.google.protobuf.TimestampR\tn" +
+      "extRunAt\022#\n\rdead_lettered\030\002 \001(\010R\014deadLet" +
+      "tered\022\030\n\007removed\030\003 \001(\010R\007removed\022%\n\016failu" +
+      "re_streak\030\004 \001(\rR\rfailureStreak\022\'\n\017messag" +
+      "e_clipped\030\005 \001(\010R\016messageClipped\022+\n\007outco" +
+      "me\030\006 \001(\0162\021.baton.v1.OutcomeR\007outcome\022\030\n\007" +
+      "waiting\030\007 \001(\010R\007waiting\"S\n\024CompleteBatchR" +
+      "equest\022;\n\013completions\030\001 \003(\0132\031.baton.v1.C" +
+      "ompleteRequestR\013completions\"\247\001\n\016Complete" +
+      "Result\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001" +
+      "(\tR\004name\022\024\n\005token\030\003 \001(\004R\005token\022\035\n\nlease_" +
+      "lost\030\004 \001(\010R\tleaseLost\0226\n\010response\030\005 \001(\0132" +
+      "\032.baton.v1.CompleteResponseR\010response\"K\n" +
+      "\025CompleteBatchResponse\0222\n\007results\030\001 \003(\0132" +
+      "\030.baton.v1.CompleteResultR\007results\"@\n\013Se" +
+      "ssionOpen\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tworke" +
+      "r_id\030\002 \001(\tR\010workerId\"T\n\014SessionLease\022\022\n\004" +
+      "name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(\004R\005token\022\032" +
+      "\n\010progress\030\003 \001(\tR\010progress\"\310\002\n\021SessionCo" +
+      "mpletion\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002 " +
+      "\001(\004R\005token\022+\n\007outcome\030\003 \001(\0162\021.baton.v1.O" +
+      "utcomeR\007outcome\022\030\n\007message\030\004 \001(\tR\007messag" +
+      "e\022:\n\013retry_after\030\005 \001(\0132\031.google.protobuf" +
+      ".DurationR\nretryAfter\022\037\n\013error_class\030\006 \001" +
+      "(\tR\nerrorClass\022\037\n\013http_status\030\007 \001(\rR\nhtt" +
+      "pStatus\022\026\n\006result\030\010 \001(\014R\006result\022,\n\010wait_" +
+      "for\030\t \001(\0132\021.baton.v1.WaitForR\007waitFor\"k\n" +
+      "\016SessionRelease\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005t" +
+      "oken\030\002 \001(\004R\005token\022/\n\005delay\030\003 \001(\0132\031.googl" +
+      "e.protobuf.DurationR\005delay\"\255\002\n\016SessionRe" +
+      "quest\022)\n\004open\030\001 \001(\0132\025.baton.v1.SessionOp" +
+      "enR\004open\022\026\n\006credit\030\002 \001(\rR\006credit\022=\n\013comp" +
+      "letions\030\003 \003(\0132\033.baton.v1.SessionCompleti" +
+      "onR\013completions\0226\n\nheartbeats\030\004 \003(\0132\026.ba" +
+      "ton.v1.SessionLeaseR\nheartbeats\0224\n\010relea" +
+      "ses\030\005 \003(\0132\030.baton.v1.SessionReleaseR\010rel" +
+      "eases\022+\n\005steps\030\006 \003(\0132\025.baton.v1.SessionS" +
+      "tepR\005steps\"c\n\013SessionStep\022\022\n\004name\030\001 \001(\tR" +
+      "\004name\022\024\n\005token\030\002 \001(\004R\005token\022\022\n\004step\030\003 \001(" +
+      "\tR\004step\022\026\n\006result\030\004 \001(\014R\006result\"\275\001\n\nStep" +
+      "Result\022\022\n\004name\030\001 \001(\tR\004name\022\024\n\005token\030\002 \001(" +
+      "\004R\005token\022\022\n\004step\030\003 \001(\tR\004step\022\035\n\nlease_lo" +
+      "st\030\004 \001(\010R\tleaseLost\0228\n\010response\030\005 \001(\0132\034." +
+      "baton.v1.RecordStepResponseR\010response\022\030\n" +
+      "\007refused\030\006 \001(\tR\007refused\"\335\002\n\017SessionRespo" +
+      "nse\022\'\n\006leases\030\001 \003(\0132\017.baton.v1.LeaseR\006le" +
+      "ases\0226\n\tcompleted\030\002 \003(\0132\030.baton.v1.Compl" +
+      "eteResultR\tcompleted\0223\n\010extended\030\003 \003(\0132\027" +
+      ".baton.v1.ExtendedLeaseR\010extended\022&\n\004los" +
+      "t\030\004 \003(\0132\022.baton.v1.LeaseRefR\004lost\022.\n\010rel" +
+      "eased\030\005 \003(\0132\022.baton.v1.LeaseRefR\010release" +
+      "d\0220\n\tcancelled\030\006 \003(\0132\022.baton.v1.LeaseRef" +
+      "R\tcancelled\022*\n\005steps\030\007 \003(\0132\024.baton.v1.St" +
+      "epResultR\005steps\"\201\001\n\016ReleaseRequest\022\024\n\005qu" +
+      "eue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022\024\n\005" +
+      "token\030\003 \001(\004R\005token\022/\n\005delay\030\004 \001(\0132\031.goog" +
+      "le.protobuf.DurationR\005delay\"M\n\017ReleaseRe" +
+      "sponse\022:\n\013next_run_at\030\001 \001(\0132\032.google.pro" +
+      "tobuf.TimestampR\tnextRunAt\";\n\017GetAgentRe" +
+      "quest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(" +
+      "\tR\004name\"?\n\020GetAgentResponse\022+\n\005agent\030\001 \001" +
+      "(\0132\025.baton.v1.AgentStatusR\005agent\"\373\005\n\013Age" +
+      "ntStatus\022%\n\005agent\030\001 \001(\0132\017.baton.v1.Agent" +
+      "R\005agent\022*\n\005state\030\002 \001(\0162\024.baton.v1.AgentS" +
+      "tateR\005state\022:\n\013next_run_at\030\003 \001(\0132\032.googl" +
+      "e.protobuf.TimestampR\tnextRunAt\0226\n\010deadl" +
+      "ine\030\004 \001(\0132\032.google.protobuf.TimestampR\010d" +
+      "eadline\022\026\n\006holder\030\005 \001(\tR\006holder\022\024\n\005token" +
+      "\030\006 \001(\004R\005token\022%\n\016failure_streak\030\007 \001(\rR\rf" +
+      "ailureStreak\022\032\n\010progress\030\010 \001(\tR\010progress" +
+      "\022)\n\020cancel_requested\030\t \001(\010R\017cancelReques" +
+      "ted\022(\n\020last_error_class\030\n \001(\tR\016lastError" +
+      "Class\022,\n\022last_error_message\030\013 \001(\tR\020lastE" +
+      "rrorMessage\0220\n\007parents\030\014 \003(\0132\026.baton.v1." +
+      "ParentStatusR\007parents\022#\n\rparents_total\030\r" +
+      " \001(\rR\014parentsTotal\022\'\n\017parents_pending\030\016 " +
+      "\001(\rR\016parentsPending\022.\n\010children\030\017 \003(\0132\022." +
+      "baton.v1.AgentRefR\010children\022$\n\005steps\030\020 \003" +
+      "(\0132\016.baton.v1.StepR\005steps\0222\n\013waiting_for" +
+      "\030\021 \001(\0132\021.baton.v1.WaitForR\nwaitingFor\022\'\n" +
+      "\017signals_pending\030\022 \001(\rR\016signalsPending\"i" +
+      "\n\014ParentStatus\022*\n\006parent\030\001 \001(\0132\022.baton.v" +
+      "1.AgentRefR\006parent\022-\n\006result\030\002 \001(\0132\025.bat" +
+      "on.v1.AgentResultR\006result\"\206\001\n\021ListAgents" +
+      "Request\022\024\n\005queue\030\001 \001(\tR\005queue\022\033\n\tpage_si" +
+      "ze\030\002 \001(\rR\010pageSize\022\035\n\npage_token\030\003 \001(\tR\t" +
+      "pageToken\022\037\n\013name_prefix\030\004 \001(\tR\nnamePref" +
+      "ix\"k\n\022ListAgentsResponse\022-\n\006agents\030\001 \003(\013" +
+      "2\025.baton.v1.AgentStatusR\006agents\022&\n\017next_" +
+      "page_token\030\002 \001(\tR\rnextPageToken\"V\n\020Cance" +
+      "lRunRequest\022\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004nam" +
+      "e\030\002 \001(\tR\004name\022\030\n\007cascade\030\003 \001(\010R\007cascade\"" +
+      "c\n\021CancelRunResponse\022\034\n\trequested\030\001 \001(\010R" +
+      "\trequested\022\024\n\005token\030\002 \001(\004R\005token\022\032\n\010casc" +
+      "aded\030\003 \001(\rR\010cascaded\"\210\001\n\014AwaitRequest\022\024\n" +
+      "\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004name\022" +
+      "-\n\004wait\030\003 \001(\0132\031.google.protobuf.Duration" +
+      "R\004wait\022\037\n\013after_token\030\004 \001(\004R\nafterToken\"" +
+      "\314\001\n\rAwaitResponse\022\022\n\004done\030\001 \001(\010R\004done\022-\n" +
+      "\006result\030\002 \001(\0132\025.baton.v1.AgentResultR\006re" +
+      "sult\022*\n\005state\030\003 \001(\0162\024.baton.v1.AgentStat" +
+      "eR\005state\022&\n\017result_not_kept\030\004 \001(\010R\rresul" +
+      "tNotKept\022$\n\005steps\030\005 \003(\0132\016.baton.v1.StepR" +
+      "\005steps\"\212\002\n\024RegisterBatchRequest\022\024\n\005batch" +
+      "\030\001 \001(\tR\005batch\022\024\n\005queue\030\002 \001(\tR\005queue\022\'\n\006a" +
+      "gents\030\003 \003(\0132\017.baton.v1.AgentR\006agents\022%\n\016" +
+      "callback_queue\030\004 \001(\tR\rcallbackQueue\022.\n\no" +
+      "n_success\030\005 \003(\0132\017.baton.v1.AgentR\tonSucc" +
+      "ess\0220\n\013on_complete\030\006 \003(\0132\017.baton.v1.Agen" +
+      "tR\nonComplete\022\024\n\005close\030\007 \001(\010R\005close\"\327\002\n\013" +
+      "BatchStatus\022\024\n\005batch\030\001 \001(\tR\005batch\022\024\n\005tot" +
+      "al\030\002 \001(\rR\005total\022\030\n\007pending\030\003 \001(\rR\007pendin" +
+      "g\022\034\n\tsucceeded\030\004 \001(\rR\tsucceeded\022\026\n\006faile" +
+      "d\030\005 \001(\rR\006failed\022\026\n\006closed\030\006 \001(\010R\006closed\022" +
+      "\022\n\004done\030\007 \001(\010R\004done\0220\n\tcallbacks\030\010 \003(\0132\022" +
+      ".baton.v1.AgentRefR\tcallbacks\0229\n\ncreated" +
+      "_at\030\t \001(\0132\032.google.protobuf.TimestampR\tc" +
+      "reatedAt\0223\n\007done_at\030\n \001(\0132\032.google.proto" +
+      "buf.TimestampR\006doneAt\"\205\001\n\025RegisterBatchR" +
+      "esponse\022#\n\rbatch_created\030\001 \001(\010R\014batchCre" +
+      "ated\022\030\n\007created\030\002 \001(\rR\007created\022-\n\006status" +
+      "\030\003 \001(\0132\025.baton.v1.BatchStatusR\006status\")\n" +
+      "\021CloseBatchRequest\022\024\n\005batch\030\001 \001(\tR\005batch" +
+      "\"C\n\022CloseBatchResponse\022-\n\006status\030\001 \001(\0132\025" +
+      ".baton.v1.BatchStatusR\006status\"\'\n\017GetBatc" +
+      "hRequest\022\024\n\005batch\030\001 \001(\tR\005batch\"A\n\020GetBat" +
+      "chResponse\022-\n\006status\030\001 \001(\0132\025.baton.v1.Ba" +
+      "tchStatusR\006status\"\215\001\n\021WatchAgentRequest\022" +
+      "\024\n\005queue\030\001 \001(\tR\005queue\022\022\n\004name\030\002 \001(\tR\004nam" +
+      "e\022\037\n\013after_token\030\003 \001(\004R\nafterToken\022-\n\004wa" +
+      "it\030\004 \001(\0132\031.google.protobuf.DurationR\004wai" +
+      "t\"\256\002\n\022WatchAgentResponse\022-\n\006update\030\001 \001(\016" +
+      "2\025.baton.v1.WatchUpdateR\006update\022*\n\005state" +
+      "\030\002 \001(\0162\024.baton.v1.AgentStateR\005state\022\024\n\005t" +
+      "oken\030\003 \001(\004R\005token\022\032\n\010sequence\030\004 \001(\004R\010seq" +
+      "uence\022\030\n\007attempt\030\005 \001(\rR\007attempt\022\032\n\010progr" +
+      "ess\030\006 \001(\tR\010progress\022$\n\005steps\030\007 \003(\0132\016.bat" +
+      "on.v1.StepR\005steps\022/\n\006finish\030\010 \001(\0132\027.bato" +
+      "n.v1.AwaitResponseR\006finish*\221\001\n\017Idempoten" +
+      "cyMode\022 \n\034IDEMPOTENCY_MODE_UNSPECIFIED\020\000" +
+      "\022\037\n\033IDEMPOTENCY_MODE_KEEP_FIRST\020\001\022\034\n\030IDE" +
+      "MPOTENCY_MODE_REPLACE\020\002\022\035\n\031IDEMPOTENCY_M" +
+      "ODE_DEBOUNCE\020\003*\202\001\n\rParentFailure\022\036\n\032PARE" +
+      "NT_FAILURE_UNSPECIFIED\020\000\022\027\n\023PARENT_FAILU" +
+      "RE_WAIT\020\001\022\031\n\025PARENT_FAILURE_CANCEL\020\002\022\035\n\031" +
+      "PARENT_FAILURE_RUN_ANYWAY\020\003*\223\001\n\006Finish\022\026" +
+      "\n\022FINISH_UNSPECIFIED\020\000\022\024\n\020FINISH_SUCCEED" +
+      "ED\020\001\022\030\n\024FINISH_DEAD_LETTERED\020\002\022\024\n\020FINISH" +
+      "_CANCELLED\020\003\022\027\n\023FINISH_UNREGISTERED\020\004\022\022\n" +
+      "\016FINISH_EXPIRED\020\005*M\n\007CatchUp\022\030\n\024CATCH_UP" +
+      "_UNSPECIFIED\020\000\022\025\n\021CATCH_UP_RUN_ONCE\020\001\022\021\n" +
+      "\rCATCH_UP_SKIP\020\002*\265\001\n\007Outcome\022\027\n\023OUTCOME_" +
+      "UNSPECIFIED\020\000\022\023\n\017OUTCOME_SUCCESS\020\001\022\037\n\033OU" +
+      "TCOME_PERMANENT_FORBIDDEN\020\002\022\025\n\021OUTCOME_T" +
+      "HROTTLED\020\003\022\025\n\021OUTCOME_TRANSIENT\020\004\022\030\n\024OUT" +
+      "COME_SERVER_ERROR\020\005\022\023\n\017OUTCOME_UNKNOWN\020\006" +
+      "*\266\001\n\nAgentState\022\033\n\027AGENT_STATE_UNSPECIFI" +
+      "ED\020\000\022\027\n\023AGENT_STATE_WAITING\020\001\022\027\n\023AGENT_S" +
+      "TATE_WORKING\020\002\022\035\n\031AGENT_STATE_DEAD_LETTE" +
+      "RED\020\003\022\027\n\023AGENT_STATE_BLOCKED\020\004\022!\n\035AGENT_" +
+      "STATE_WAITING_FOR_EVENT\020\005*\255\001\n\013WatchUpdat" +
+      "e\022\034\n\030WATCH_UPDATE_UNSPECIFIED\020\000\022\031\n\025WATCH" +
+      "_UPDATE_SNAPSHOT\020\001\022\030\n\024WATCH_UPDATE_GRANT" +
+      "ED\020\002\022\031\n\025WATCH_UPDATE_PROGRESS\020\003\022\025\n\021WATCH" +
+      "_UPDATE_STEP\020\004\022\031\n\025WATCH_UPDATE_FINISHED\020" +
+      "\0052\364\t\n\014AgentService\022A\n\010Register\022\031.baton.v" +
+      "1.RegisterRequest\032\032.baton.v1.RegisterRes" +
+      "ponse\022G\n\nUnregister\022\033.baton.v1.Unregiste" +
+      "rRequest\032\034.baton.v1.UnregisterResponse\022>" +
+      "\n\007Acquire\022\030.baton.v1.AcquireRequest\032\031.ba" +
+      "ton.v1.AcquireResponse\022D\n\tHeartbeat\022\032.ba" +
+      "ton.v1.HeartbeatRequest\032\033.baton.v1.Heart" +
+      "beatResponse\022A\n\010Complete\022\031.baton.v1.Comp" +
+      "leteRequest\032\032.baton.v1.CompleteResponse\022" +
+      "P\n\rCompleteBatch\022\036.baton.v1.CompleteBatc" +
+      "hRequest\032\037.baton.v1.CompleteBatchRespons" +
+      "e\022B\n\007Session\022\030.baton.v1.SessionRequest\032\031" +
+      ".baton.v1.SessionResponse(\0010\001\022>\n\007Release" +
+      "\022\030.baton.v1.ReleaseRequest\032\031.baton.v1.Re" +
+      "leaseResponse\022A\n\010GetAgent\022\031.baton.v1.Get" +
+      "AgentRequest\032\032.baton.v1.GetAgentResponse" +
+      "\022G\n\nListAgents\022\033.baton.v1.ListAgentsRequ" +
+      "est\032\034.baton.v1.ListAgentsResponse\022D\n\tCan" +
+      "celRun\022\032.baton.v1.CancelRunRequest\032\033.bat" +
+      "on.v1.CancelRunResponse\0228\n\005Await\022\026.baton" +
+      ".v1.AwaitRequest\032\027.baton.v1.AwaitRespons" +
+      "e\022P\n\rRegisterBatch\022\036.baton.v1.RegisterBa" +
+      "tchRequest\032\037.baton.v1.RegisterBatchRespo" +
+      "nse\022G\n\nCloseBatch\022\033.baton.v1.CloseBatchR" +
+      "equest\032\034.baton.v1.CloseBatchResponse\022A\n\010" +
+      "GetBatch\022\031.baton.v1.GetBatchRequest\032\032.ba" +
+      "ton.v1.GetBatchResponse\022G\n\nRecordStep\022\033." +
+      "baton.v1.RecordStepRequest\032\034.baton.v1.Re" +
+      "cordStepResponse\022I\n\nWatchAgent\022\033.baton.v" +
+      "1.WatchAgentRequest\032\034.baton.v1.WatchAgen" +
+      "tResponse0\001\022;\n\006Signal\022\027.baton.v1.SignalR" +
+      "equest\032\030.baton.v1.SignalResponseB\233\001\n\014dev" +
+      ".baton.v1B\nAgentProtoP\001Z>github.com/bato" +
+      "n-project/baton/clients/go/gen/baton/v1;" +
+      "batonv1\242\002\003BXX\252\002\010Baton.V1\312\002\010Baton\\V1\342\002\024Ba" +
+      "ton\\V1\\GPBMetadata\352\002\tBaton::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -578,307 +653,343 @@ public final class AgentProto extends com.google.protobuf.GeneratedFile {
     internal_static_baton_v1_Agent_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_Agent_descriptor,
-        new java.lang.String[] { "Name", "Interval", "Timeout", "ErrorInterval", "Payload", "Labels", "MaxAttempts", "Cron", "TimeZone", "CatchUp", "Key", "Priority", "Traceparent", "After", "OnParentFailure", "IdempotencyKey", "IdempotencyWindow", "KeepResult", "IdempotencyMode", "Debounce", "ExpireAt", "Ttl", });
+        new java.lang.String[] { "Name", "Interval", "Timeout", "ErrorInterval", "Payload", "Labels", "MaxAttempts", "Cron", "TimeZone", "CatchUp", "Key", "Priority", "Traceparent", "After", "OnParentFailure", "IdempotencyKey", "IdempotencyWindow", "KeepResult", "IdempotencyMode", "Debounce", "ExpireAt", "Ttl", "WaitFor", });
     internal_static_baton_v1_Agent_LabelsEntry_descriptor =
       internal_static_baton_v1_Agent_descriptor.getNestedType(0);
     internal_static_baton_v1_Agent_LabelsEntry_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_Agent_LabelsEntry_descriptor,
         new java.lang.String[] { "Key", "Value", });
-    internal_static_baton_v1_AgentRef_descriptor =
+    internal_static_baton_v1_WaitFor_descriptor =
       getDescriptor().getMessageType(1);
+    internal_static_baton_v1_WaitFor_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_WaitFor_descriptor,
+        new java.lang.String[] { "Event", "Until", "Timeout", });
+    internal_static_baton_v1_EventDelivery_descriptor =
+      getDescriptor().getMessageType(2);
+    internal_static_baton_v1_EventDelivery_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_EventDelivery_descriptor,
+        new java.lang.String[] { "Event", "Payload", "SentAt", "TimedOut", });
+    internal_static_baton_v1_SignalRequest_descriptor =
+      getDescriptor().getMessageType(3);
+    internal_static_baton_v1_SignalRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_SignalRequest_descriptor,
+        new java.lang.String[] { "Queue", "Name", "Event", "Payload", "RequestId", });
+    internal_static_baton_v1_SignalResponse_descriptor =
+      getDescriptor().getMessageType(4);
+    internal_static_baton_v1_SignalResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_SignalResponse_descriptor,
+        new java.lang.String[] { "Delivered", "Kept", "Duplicate", "Consumed", "SentAt", });
+    internal_static_baton_v1_AgentRef_descriptor =
+      getDescriptor().getMessageType(5);
     internal_static_baton_v1_AgentRef_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AgentRef_descriptor,
         new java.lang.String[] { "Queue", "Name", "OnFailure", "Batch", });
     internal_static_baton_v1_AgentResult_descriptor =
-      getDescriptor().getMessageType(2);
+      getDescriptor().getMessageType(6);
     internal_static_baton_v1_AgentResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AgentResult_descriptor,
         new java.lang.String[] { "Queue", "Name", "Finish", "Outcome", "Result", "Token", "FinishedAt", "Message", "Traceparent", "Batch", });
     internal_static_baton_v1_RegisterRequest_descriptor =
-      getDescriptor().getMessageType(3);
+      getDescriptor().getMessageType(7);
     internal_static_baton_v1_RegisterRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RegisterRequest_descriptor,
         new java.lang.String[] { "Queue", "Agents", "ResetSchedule", "RequestId", });
     internal_static_baton_v1_RegisterResponse_descriptor =
-      getDescriptor().getMessageType(4);
+      getDescriptor().getMessageType(8);
     internal_static_baton_v1_RegisterResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RegisterResponse_descriptor,
         new java.lang.String[] { "Created", "Updated", "Deduplicated", "Agents", });
     internal_static_baton_v1_RegisteredAgent_descriptor =
-      getDescriptor().getMessageType(5);
+      getDescriptor().getMessageType(9);
     internal_static_baton_v1_RegisteredAgent_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RegisteredAgent_descriptor,
         new java.lang.String[] { "Name", "Created", "Deduplicated", "Result", "Replaced", "Debounced", });
     internal_static_baton_v1_UnregisterRequest_descriptor =
-      getDescriptor().getMessageType(6);
+      getDescriptor().getMessageType(10);
     internal_static_baton_v1_UnregisterRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_UnregisterRequest_descriptor,
-        new java.lang.String[] { "Queue", "Names", });
+        new java.lang.String[] { "Queue", "Names", "Cascade", });
     internal_static_baton_v1_UnregisterResponse_descriptor =
-      getDescriptor().getMessageType(7);
+      getDescriptor().getMessageType(11);
     internal_static_baton_v1_UnregisterResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_UnregisterResponse_descriptor,
-        new java.lang.String[] { "Removed", });
+        new java.lang.String[] { "Removed", "Cascaded", });
     internal_static_baton_v1_AcquireRequest_descriptor =
-      getDescriptor().getMessageType(8);
+      getDescriptor().getMessageType(12);
     internal_static_baton_v1_AcquireRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AcquireRequest_descriptor,
         new java.lang.String[] { "Queue", "WorkerId", "MaxLeases", "Wait", });
     internal_static_baton_v1_Lease_descriptor =
-      getDescriptor().getMessageType(9);
+      getDescriptor().getMessageType(13);
     internal_static_baton_v1_Lease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_Lease_descriptor,
-        new java.lang.String[] { "Queue", "Name", "Token", "Deadline", "Attempt", "Agent", "Parents", "GrantedAt", "Steps", });
+        new java.lang.String[] { "Queue", "Name", "Token", "Deadline", "Attempt", "Agent", "Parents", "GrantedAt", "Steps", "Event", });
     internal_static_baton_v1_Step_descriptor =
-      getDescriptor().getMessageType(10);
+      getDescriptor().getMessageType(14);
     internal_static_baton_v1_Step_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_Step_descriptor,
         new java.lang.String[] { "Name", "Result", "RecordedAt", });
     internal_static_baton_v1_RecordStepRequest_descriptor =
-      getDescriptor().getMessageType(11);
+      getDescriptor().getMessageType(15);
     internal_static_baton_v1_RecordStepRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RecordStepRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Step", "Result", });
     internal_static_baton_v1_RecordStepResponse_descriptor =
-      getDescriptor().getMessageType(12);
+      getDescriptor().getMessageType(16);
     internal_static_baton_v1_RecordStepResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RecordStepResponse_descriptor,
         new java.lang.String[] { "Recorded", "Step", "Steps", });
     internal_static_baton_v1_AcquireResponse_descriptor =
-      getDescriptor().getMessageType(13);
+      getDescriptor().getMessageType(17);
     internal_static_baton_v1_AcquireResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AcquireResponse_descriptor,
         new java.lang.String[] { "Leases", });
     internal_static_baton_v1_LeaseRef_descriptor =
-      getDescriptor().getMessageType(14);
+      getDescriptor().getMessageType(18);
     internal_static_baton_v1_LeaseRef_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_LeaseRef_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Progress", });
     internal_static_baton_v1_HeartbeatRequest_descriptor =
-      getDescriptor().getMessageType(15);
+      getDescriptor().getMessageType(19);
     internal_static_baton_v1_HeartbeatRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_HeartbeatRequest_descriptor,
         new java.lang.String[] { "WorkerId", "Leases", });
     internal_static_baton_v1_ExtendedLease_descriptor =
-      getDescriptor().getMessageType(16);
+      getDescriptor().getMessageType(20);
     internal_static_baton_v1_ExtendedLease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ExtendedLease_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Deadline", });
     internal_static_baton_v1_HeartbeatResponse_descriptor =
-      getDescriptor().getMessageType(17);
+      getDescriptor().getMessageType(21);
     internal_static_baton_v1_HeartbeatResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_HeartbeatResponse_descriptor,
         new java.lang.String[] { "Extended", "Lost", "Cancelled", });
     internal_static_baton_v1_CompleteRequest_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(22);
     internal_static_baton_v1_CompleteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteRequest_descriptor,
-        new java.lang.String[] { "Queue", "Name", "Token", "Outcome", "Message", "RetryAfter", "RequestId", "ErrorClass", "HttpStatus", "Result", });
+        new java.lang.String[] { "Queue", "Name", "Token", "Outcome", "Message", "RetryAfter", "RequestId", "ErrorClass", "HttpStatus", "Result", "WaitFor", });
     internal_static_baton_v1_CompleteResponse_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(23);
     internal_static_baton_v1_CompleteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteResponse_descriptor,
-        new java.lang.String[] { "NextRunAt", "DeadLettered", "Removed", "FailureStreak", "MessageClipped", "Outcome", });
+        new java.lang.String[] { "NextRunAt", "DeadLettered", "Removed", "FailureStreak", "MessageClipped", "Outcome", "Waiting", });
     internal_static_baton_v1_CompleteBatchRequest_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(24);
     internal_static_baton_v1_CompleteBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteBatchRequest_descriptor,
         new java.lang.String[] { "Completions", });
     internal_static_baton_v1_CompleteResult_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(25);
     internal_static_baton_v1_CompleteResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteResult_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "LeaseLost", "Response", });
     internal_static_baton_v1_CompleteBatchResponse_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(26);
     internal_static_baton_v1_CompleteBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CompleteBatchResponse_descriptor,
         new java.lang.String[] { "Results", });
     internal_static_baton_v1_SessionOpen_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(27);
     internal_static_baton_v1_SessionOpen_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionOpen_descriptor,
         new java.lang.String[] { "Queue", "WorkerId", });
     internal_static_baton_v1_SessionLease_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(28);
     internal_static_baton_v1_SessionLease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionLease_descriptor,
         new java.lang.String[] { "Name", "Token", "Progress", });
     internal_static_baton_v1_SessionCompletion_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(29);
     internal_static_baton_v1_SessionCompletion_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionCompletion_descriptor,
-        new java.lang.String[] { "Name", "Token", "Outcome", "Message", "RetryAfter", "ErrorClass", "HttpStatus", "Result", });
+        new java.lang.String[] { "Name", "Token", "Outcome", "Message", "RetryAfter", "ErrorClass", "HttpStatus", "Result", "WaitFor", });
     internal_static_baton_v1_SessionRelease_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(30);
     internal_static_baton_v1_SessionRelease_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionRelease_descriptor,
         new java.lang.String[] { "Name", "Token", "Delay", });
     internal_static_baton_v1_SessionRequest_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(31);
     internal_static_baton_v1_SessionRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionRequest_descriptor,
         new java.lang.String[] { "Open", "Credit", "Completions", "Heartbeats", "Releases", "Steps", });
     internal_static_baton_v1_SessionStep_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(32);
     internal_static_baton_v1_SessionStep_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionStep_descriptor,
         new java.lang.String[] { "Name", "Token", "Step", "Result", });
     internal_static_baton_v1_StepResult_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(33);
     internal_static_baton_v1_StepResult_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_StepResult_descriptor,
         new java.lang.String[] { "Name", "Token", "Step", "LeaseLost", "Response", "Refused", });
     internal_static_baton_v1_SessionResponse_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(34);
     internal_static_baton_v1_SessionResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_SessionResponse_descriptor,
         new java.lang.String[] { "Leases", "Completed", "Extended", "Lost", "Released", "Cancelled", "Steps", });
     internal_static_baton_v1_ReleaseRequest_descriptor =
-      getDescriptor().getMessageType(31);
+      getDescriptor().getMessageType(35);
     internal_static_baton_v1_ReleaseRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ReleaseRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", "Token", "Delay", });
     internal_static_baton_v1_ReleaseResponse_descriptor =
-      getDescriptor().getMessageType(32);
+      getDescriptor().getMessageType(36);
     internal_static_baton_v1_ReleaseResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ReleaseResponse_descriptor,
         new java.lang.String[] { "NextRunAt", });
     internal_static_baton_v1_GetAgentRequest_descriptor =
-      getDescriptor().getMessageType(33);
+      getDescriptor().getMessageType(37);
     internal_static_baton_v1_GetAgentRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetAgentRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", });
     internal_static_baton_v1_GetAgentResponse_descriptor =
-      getDescriptor().getMessageType(34);
+      getDescriptor().getMessageType(38);
     internal_static_baton_v1_GetAgentResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetAgentResponse_descriptor,
         new java.lang.String[] { "Agent", });
     internal_static_baton_v1_AgentStatus_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(39);
     internal_static_baton_v1_AgentStatus_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AgentStatus_descriptor,
-        new java.lang.String[] { "Agent", "State", "NextRunAt", "Deadline", "Holder", "Token", "FailureStreak", "Progress", "CancelRequested", "LastErrorClass", "LastErrorMessage", "Parents", "ParentsTotal", "ParentsPending", "Children", "Steps", });
+        new java.lang.String[] { "Agent", "State", "NextRunAt", "Deadline", "Holder", "Token", "FailureStreak", "Progress", "CancelRequested", "LastErrorClass", "LastErrorMessage", "Parents", "ParentsTotal", "ParentsPending", "Children", "Steps", "WaitingFor", "SignalsPending", });
     internal_static_baton_v1_ParentStatus_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(40);
     internal_static_baton_v1_ParentStatus_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ParentStatus_descriptor,
         new java.lang.String[] { "Parent", "Result", });
     internal_static_baton_v1_ListAgentsRequest_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(41);
     internal_static_baton_v1_ListAgentsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ListAgentsRequest_descriptor,
         new java.lang.String[] { "Queue", "PageSize", "PageToken", "NamePrefix", });
     internal_static_baton_v1_ListAgentsResponse_descriptor =
-      getDescriptor().getMessageType(38);
+      getDescriptor().getMessageType(42);
     internal_static_baton_v1_ListAgentsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_ListAgentsResponse_descriptor,
         new java.lang.String[] { "Agents", "NextPageToken", });
     internal_static_baton_v1_CancelRunRequest_descriptor =
-      getDescriptor().getMessageType(39);
+      getDescriptor().getMessageType(43);
     internal_static_baton_v1_CancelRunRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CancelRunRequest_descriptor,
-        new java.lang.String[] { "Queue", "Name", });
+        new java.lang.String[] { "Queue", "Name", "Cascade", });
     internal_static_baton_v1_CancelRunResponse_descriptor =
-      getDescriptor().getMessageType(40);
+      getDescriptor().getMessageType(44);
     internal_static_baton_v1_CancelRunResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CancelRunResponse_descriptor,
-        new java.lang.String[] { "Requested", "Token", });
+        new java.lang.String[] { "Requested", "Token", "Cascaded", });
     internal_static_baton_v1_AwaitRequest_descriptor =
-      getDescriptor().getMessageType(41);
+      getDescriptor().getMessageType(45);
     internal_static_baton_v1_AwaitRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AwaitRequest_descriptor,
         new java.lang.String[] { "Queue", "Name", "Wait", "AfterToken", });
     internal_static_baton_v1_AwaitResponse_descriptor =
-      getDescriptor().getMessageType(42);
+      getDescriptor().getMessageType(46);
     internal_static_baton_v1_AwaitResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_AwaitResponse_descriptor,
         new java.lang.String[] { "Done", "Result", "State", "ResultNotKept", "Steps", });
     internal_static_baton_v1_RegisterBatchRequest_descriptor =
-      getDescriptor().getMessageType(43);
+      getDescriptor().getMessageType(47);
     internal_static_baton_v1_RegisterBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RegisterBatchRequest_descriptor,
         new java.lang.String[] { "Batch", "Queue", "Agents", "CallbackQueue", "OnSuccess", "OnComplete", "Close", });
     internal_static_baton_v1_BatchStatus_descriptor =
-      getDescriptor().getMessageType(44);
+      getDescriptor().getMessageType(48);
     internal_static_baton_v1_BatchStatus_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_BatchStatus_descriptor,
         new java.lang.String[] { "Batch", "Total", "Pending", "Succeeded", "Failed", "Closed", "Done", "Callbacks", "CreatedAt", "DoneAt", });
     internal_static_baton_v1_RegisterBatchResponse_descriptor =
-      getDescriptor().getMessageType(45);
+      getDescriptor().getMessageType(49);
     internal_static_baton_v1_RegisterBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_RegisterBatchResponse_descriptor,
         new java.lang.String[] { "BatchCreated", "Created", "Status", });
     internal_static_baton_v1_CloseBatchRequest_descriptor =
-      getDescriptor().getMessageType(46);
+      getDescriptor().getMessageType(50);
     internal_static_baton_v1_CloseBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CloseBatchRequest_descriptor,
         new java.lang.String[] { "Batch", });
     internal_static_baton_v1_CloseBatchResponse_descriptor =
-      getDescriptor().getMessageType(47);
+      getDescriptor().getMessageType(51);
     internal_static_baton_v1_CloseBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_CloseBatchResponse_descriptor,
         new java.lang.String[] { "Status", });
     internal_static_baton_v1_GetBatchRequest_descriptor =
-      getDescriptor().getMessageType(48);
+      getDescriptor().getMessageType(52);
     internal_static_baton_v1_GetBatchRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetBatchRequest_descriptor,
         new java.lang.String[] { "Batch", });
     internal_static_baton_v1_GetBatchResponse_descriptor =
-      getDescriptor().getMessageType(49);
+      getDescriptor().getMessageType(53);
     internal_static_baton_v1_GetBatchResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_baton_v1_GetBatchResponse_descriptor,
         new java.lang.String[] { "Status", });
+    internal_static_baton_v1_WatchAgentRequest_descriptor =
+      getDescriptor().getMessageType(54);
+    internal_static_baton_v1_WatchAgentRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_WatchAgentRequest_descriptor,
+        new java.lang.String[] { "Queue", "Name", "AfterToken", "Wait", });
+    internal_static_baton_v1_WatchAgentResponse_descriptor =
+      getDescriptor().getMessageType(55);
+    internal_static_baton_v1_WatchAgentResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_baton_v1_WatchAgentResponse_descriptor,
+        new java.lang.String[] { "Update", "State", "Token", "Sequence", "Attempt", "Progress", "Steps", "Finish", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.DurationProto.getDescriptor();
     com.google.protobuf.TimestampProto.getDescriptor();

@@ -7,8 +7,9 @@ import static io.grpc.MethodDescriptor.generateFullMethodName;
  * AgentService runs recurring and one-shot work items ("agents") on a fleet
  * of workers, each agent held by exactly one worker at a time.
  * An agent lives in a queue. It is waiting (scored by its next run time),
- * working (held under a lease until a deadline), or dead-lettered (after
- * max_attempts consecutive failures). Every lease carries a fencing token
+ * working (held under a lease until a deadline), dead-lettered (after
+ * max_attempts consecutive failures), or waiting for an event or a time
+ * (CompleteRequest.wait_for, Agent.wait_for; Signal ends the wait). Every lease carries a fencing token
  * that strictly increases per queue; Heartbeat, Complete and Release must
  * present it, and a stale or unknown token is rejected with
  * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
@@ -520,6 +521,68 @@ public final class AgentServiceGrpc {
     return getRecordStepMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.WatchAgentRequest,
+      dev.baton.v1.WatchAgentResponse> getWatchAgentMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "WatchAgent",
+      requestType = dev.baton.v1.WatchAgentRequest.class,
+      responseType = dev.baton.v1.WatchAgentResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.WatchAgentRequest,
+      dev.baton.v1.WatchAgentResponse> getWatchAgentMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.WatchAgentRequest, dev.baton.v1.WatchAgentResponse> getWatchAgentMethod;
+    if ((getWatchAgentMethod = AgentServiceGrpc.getWatchAgentMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getWatchAgentMethod = AgentServiceGrpc.getWatchAgentMethod) == null) {
+          AgentServiceGrpc.getWatchAgentMethod = getWatchAgentMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.WatchAgentRequest, dev.baton.v1.WatchAgentResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.SERVER_STREAMING)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "WatchAgent"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.WatchAgentRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.WatchAgentResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("WatchAgent"))
+              .build();
+        }
+      }
+    }
+    return getWatchAgentMethod;
+  }
+
+  private static volatile io.grpc.MethodDescriptor<dev.baton.v1.SignalRequest,
+      dev.baton.v1.SignalResponse> getSignalMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "Signal",
+      requestType = dev.baton.v1.SignalRequest.class,
+      responseType = dev.baton.v1.SignalResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<dev.baton.v1.SignalRequest,
+      dev.baton.v1.SignalResponse> getSignalMethod() {
+    io.grpc.MethodDescriptor<dev.baton.v1.SignalRequest, dev.baton.v1.SignalResponse> getSignalMethod;
+    if ((getSignalMethod = AgentServiceGrpc.getSignalMethod) == null) {
+      synchronized (AgentServiceGrpc.class) {
+        if ((getSignalMethod = AgentServiceGrpc.getSignalMethod) == null) {
+          AgentServiceGrpc.getSignalMethod = getSignalMethod =
+              io.grpc.MethodDescriptor.<dev.baton.v1.SignalRequest, dev.baton.v1.SignalResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Signal"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.SignalRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  dev.baton.v1.SignalResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new AgentServiceMethodDescriptorSupplier("Signal"))
+              .build();
+        }
+      }
+    }
+    return getSignalMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -584,8 +647,9 @@ public final class AgentServiceGrpc {
    * AgentService runs recurring and one-shot work items ("agents") on a fleet
    * of workers, each agent held by exactly one worker at a time.
    * An agent lives in a queue. It is waiting (scored by its next run time),
-   * working (held under a lease until a deadline), or dead-lettered (after
-   * max_attempts consecutive failures). Every lease carries a fencing token
+   * working (held under a lease until a deadline), dead-lettered (after
+   * max_attempts consecutive failures), or waiting for an event or a time
+   * (CompleteRequest.wait_for, Agent.wait_for; Signal ends the wait). Every lease carries a fencing token
    * that strictly increases per queue; Heartbeat, Complete and Release must
    * present it, and a stale or unknown token is rejected with
    * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
@@ -614,7 +678,9 @@ public final class AgentServiceGrpc {
      * <pre>
      * Unregister removes agents' definitions and any waiting or dead-letter
      * entry. A lease still held may finish (Heartbeat keeps working) but the
-     * agent is not rescheduled when it completes. Unknown names are ignored.
+     * agent is not rescheduled when it completes. Unknown names are ignored. With cascade, every
+     * descendant of a removed agent (its children, theirs, in any queue) is cancelled too:
+     * see UnregisterRequest.cascade.
      * </pre>
      */
     default void unregister(dev.baton.v1.UnregisterRequest request,
@@ -765,7 +831,8 @@ public final class AgentServiceGrpc {
      * finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
      * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
      * Release that comes first ends the lease as usual. `requested` is false when the agent
-     * is not running; NOT_FOUND when the queue has no such agent.
+     * is not running; NOT_FOUND when the queue has no such agent (nothing is written). With
+     * cascade, its descendants are cancelled too (CancelRunRequest.cascade).
      * </pre>
      */
     default void cancelRun(dev.baton.v1.CancelRunRequest request,
@@ -861,6 +928,50 @@ public final class AgentServiceGrpc {
         io.grpc.stub.StreamObserver<dev.baton.v1.RecordStepResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getRecordStepMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * WatchAgent streams an agent's progress to a caller that waits for it, then its finish: first
+     * a snapshot (where the agent is, its current run's token, attempt, progress and steps so
+     * far), then each update as it happens — a lease granted (token, attempt), progress a
+     * heartbeat reported (LeaseRef.progress, SessionLease.progress), a step recorded (RecordStep,
+     * SessionRequest.steps) — and last the finish, as Await answers it, after which the stream
+     * ends. An agent that already finished, with its finish kept and its token past after_token,
+     * is answered with the finish at once. Updates are ordered by (token, sequence); a caller
+     * never sees one twice. While a stream is open the agent is marked watched (and awaited, so its
+     * finish is kept and announced), refreshed by the stream; only a watched agent's heartbeats and
+     * steps announce anything, on the queue's pub/sub channel, which reaches every replica's
+     * streams (no polling). When the replica's subscription was lost (a Redis restart), the stream
+     * sends a new snapshot once it is back. The stream ends without a finish after `wait` (at most
+     * the server's limits.max_wait_ms); call again to go on. NOT_FOUND when the queue has no such
+     * agent and keeps no finish of it (nothing is written).
+     * </pre>
+     */
+    default void watchAgent(dev.baton.v1.WatchAgentRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.WatchAgentResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getWatchAgentMethod(), responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Signal delivers a named event, with a payload, to an agent. An agent waiting for that
+     * event (CompleteRequest.wait_for, Agent.wait_for; AGENT_STATE_WAITING_FOR_EVENT) leaves the
+     * wait and is due at once: its next lease carries the event (Lease.event). Otherwise the
+     * signal is kept for the agent's run until a wait names the event, which then ends at once
+     * (a signal sent before the wait began is not lost); a run keeps at most the server's
+     * limits.max_pending_signals of them: one more is RESOURCE_EXHAUSTED naming that limit, and
+     * changes nothing. Each event is consumed once per run: a signal of an event the run consumed
+     * already, or keeps already, changes nothing and answers duplicate (the first payload
+     * stands), so racing or repeated signals, from any replica, are delivered once. The run's
+     * signals go with the run (a success, a dead letter, an unregister, a cancel), so a recurring
+     * agent's next run may be signalled the same event again. A retry with the same request_id
+     * gets the first answer. NOT_FOUND when the queue has no such agent (nothing is kept).
+     * </pre>
+     */
+    default void signal(dev.baton.v1.SignalRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.SignalResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getSignalMethod(), responseObserver);
+    }
   }
 
   /**
@@ -869,8 +980,9 @@ public final class AgentServiceGrpc {
    * AgentService runs recurring and one-shot work items ("agents") on a fleet
    * of workers, each agent held by exactly one worker at a time.
    * An agent lives in a queue. It is waiting (scored by its next run time),
-   * working (held under a lease until a deadline), or dead-lettered (after
-   * max_attempts consecutive failures). Every lease carries a fencing token
+   * working (held under a lease until a deadline), dead-lettered (after
+   * max_attempts consecutive failures), or waiting for an event or a time
+   * (CompleteRequest.wait_for, Agent.wait_for; Signal ends the wait). Every lease carries a fencing token
    * that strictly increases per queue; Heartbeat, Complete and Release must
    * present it, and a stale or unknown token is rejected with
    * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
@@ -892,8 +1004,9 @@ public final class AgentServiceGrpc {
    * AgentService runs recurring and one-shot work items ("agents") on a fleet
    * of workers, each agent held by exactly one worker at a time.
    * An agent lives in a queue. It is waiting (scored by its next run time),
-   * working (held under a lease until a deadline), or dead-lettered (after
-   * max_attempts consecutive failures). Every lease carries a fencing token
+   * working (held under a lease until a deadline), dead-lettered (after
+   * max_attempts consecutive failures), or waiting for an event or a time
+   * (CompleteRequest.wait_for, Agent.wait_for; Signal ends the wait). Every lease carries a fencing token
    * that strictly increases per queue; Heartbeat, Complete and Release must
    * present it, and a stale or unknown token is rejected with
    * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
@@ -934,7 +1047,9 @@ public final class AgentServiceGrpc {
      * <pre>
      * Unregister removes agents' definitions and any waiting or dead-letter
      * entry. A lease still held may finish (Heartbeat keeps working) but the
-     * agent is not rescheduled when it completes. Unknown names are ignored.
+     * agent is not rescheduled when it completes. Unknown names are ignored. With cascade, every
+     * descendant of a removed agent (its children, theirs, in any queue) is cancelled too:
+     * see UnregisterRequest.cascade.
      * </pre>
      */
     public void unregister(dev.baton.v1.UnregisterRequest request,
@@ -1094,7 +1209,8 @@ public final class AgentServiceGrpc {
      * finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
      * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
      * Release that comes first ends the lease as usual. `requested` is false when the agent
-     * is not running; NOT_FOUND when the queue has no such agent.
+     * is not running; NOT_FOUND when the queue has no such agent (nothing is written). With
+     * cascade, its descendants are cancelled too (CancelRunRequest.cascade).
      * </pre>
      */
     public void cancelRun(dev.baton.v1.CancelRunRequest request,
@@ -1196,6 +1312,52 @@ public final class AgentServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getRecordStepMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * WatchAgent streams an agent's progress to a caller that waits for it, then its finish: first
+     * a snapshot (where the agent is, its current run's token, attempt, progress and steps so
+     * far), then each update as it happens — a lease granted (token, attempt), progress a
+     * heartbeat reported (LeaseRef.progress, SessionLease.progress), a step recorded (RecordStep,
+     * SessionRequest.steps) — and last the finish, as Await answers it, after which the stream
+     * ends. An agent that already finished, with its finish kept and its token past after_token,
+     * is answered with the finish at once. Updates are ordered by (token, sequence); a caller
+     * never sees one twice. While a stream is open the agent is marked watched (and awaited, so its
+     * finish is kept and announced), refreshed by the stream; only a watched agent's heartbeats and
+     * steps announce anything, on the queue's pub/sub channel, which reaches every replica's
+     * streams (no polling). When the replica's subscription was lost (a Redis restart), the stream
+     * sends a new snapshot once it is back. The stream ends without a finish after `wait` (at most
+     * the server's limits.max_wait_ms); call again to go on. NOT_FOUND when the queue has no such
+     * agent and keeps no finish of it (nothing is written).
+     * </pre>
+     */
+    public void watchAgent(dev.baton.v1.WatchAgentRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.WatchAgentResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncServerStreamingCall(
+          getChannel().newCall(getWatchAgentMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     * <pre>
+     * Signal delivers a named event, with a payload, to an agent. An agent waiting for that
+     * event (CompleteRequest.wait_for, Agent.wait_for; AGENT_STATE_WAITING_FOR_EVENT) leaves the
+     * wait and is due at once: its next lease carries the event (Lease.event). Otherwise the
+     * signal is kept for the agent's run until a wait names the event, which then ends at once
+     * (a signal sent before the wait began is not lost); a run keeps at most the server's
+     * limits.max_pending_signals of them: one more is RESOURCE_EXHAUSTED naming that limit, and
+     * changes nothing. Each event is consumed once per run: a signal of an event the run consumed
+     * already, or keeps already, changes nothing and answers duplicate (the first payload
+     * stands), so racing or repeated signals, from any replica, are delivered once. The run's
+     * signals go with the run (a success, a dead letter, an unregister, a cancel), so a recurring
+     * agent's next run may be signalled the same event again. A retry with the same request_id
+     * gets the first answer. NOT_FOUND when the queue has no such agent (nothing is kept).
+     * </pre>
+     */
+    public void signal(dev.baton.v1.SignalRequest request,
+        io.grpc.stub.StreamObserver<dev.baton.v1.SignalResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getSignalMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -1204,8 +1366,9 @@ public final class AgentServiceGrpc {
    * AgentService runs recurring and one-shot work items ("agents") on a fleet
    * of workers, each agent held by exactly one worker at a time.
    * An agent lives in a queue. It is waiting (scored by its next run time),
-   * working (held under a lease until a deadline), or dead-lettered (after
-   * max_attempts consecutive failures). Every lease carries a fencing token
+   * working (held under a lease until a deadline), dead-lettered (after
+   * max_attempts consecutive failures), or waiting for an event or a time
+   * (CompleteRequest.wait_for, Agent.wait_for; Signal ends the wait). Every lease carries a fencing token
    * that strictly increases per queue; Heartbeat, Complete and Release must
    * present it, and a stale or unknown token is rejected with
    * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
@@ -1245,7 +1408,9 @@ public final class AgentServiceGrpc {
      * <pre>
      * Unregister removes agents' definitions and any waiting or dead-letter
      * entry. A lease still held may finish (Heartbeat keeps working) but the
-     * agent is not rescheduled when it completes. Unknown names are ignored.
+     * agent is not rescheduled when it completes. Unknown names are ignored. With cascade, every
+     * descendant of a removed agent (its children, theirs, in any queue) is cancelled too:
+     * see UnregisterRequest.cascade.
      * </pre>
      */
     public dev.baton.v1.UnregisterResponse unregister(dev.baton.v1.UnregisterRequest request) throws io.grpc.StatusException {
@@ -1398,7 +1563,8 @@ public final class AgentServiceGrpc {
      * finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
      * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
      * Release that comes first ends the lease as usual. `requested` is false when the agent
-     * is not running; NOT_FOUND when the queue has no such agent.
+     * is not running; NOT_FOUND when the queue has no such agent (nothing is written). With
+     * cascade, its descendants are cancelled too (CancelRunRequest.cascade).
      * </pre>
      */
     public dev.baton.v1.CancelRunResponse cancelRun(dev.baton.v1.CancelRunRequest request) throws io.grpc.StatusException {
@@ -1494,6 +1660,52 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getRecordStepMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * WatchAgent streams an agent's progress to a caller that waits for it, then its finish: first
+     * a snapshot (where the agent is, its current run's token, attempt, progress and steps so
+     * far), then each update as it happens — a lease granted (token, attempt), progress a
+     * heartbeat reported (LeaseRef.progress, SessionLease.progress), a step recorded (RecordStep,
+     * SessionRequest.steps) — and last the finish, as Await answers it, after which the stream
+     * ends. An agent that already finished, with its finish kept and its token past after_token,
+     * is answered with the finish at once. Updates are ordered by (token, sequence); a caller
+     * never sees one twice. While a stream is open the agent is marked watched (and awaited, so its
+     * finish is kept and announced), refreshed by the stream; only a watched agent's heartbeats and
+     * steps announce anything, on the queue's pub/sub channel, which reaches every replica's
+     * streams (no polling). When the replica's subscription was lost (a Redis restart), the stream
+     * sends a new snapshot once it is back. The stream ends without a finish after `wait` (at most
+     * the server's limits.max_wait_ms); call again to go on. NOT_FOUND when the queue has no such
+     * agent and keeps no finish of it (nothing is written).
+     * </pre>
+     */
+    @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
+    public io.grpc.stub.BlockingClientCall<?, dev.baton.v1.WatchAgentResponse>
+        watchAgent(dev.baton.v1.WatchAgentRequest request) {
+      return io.grpc.stub.ClientCalls.blockingV2ServerStreamingCall(
+          getChannel(), getWatchAgentMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Signal delivers a named event, with a payload, to an agent. An agent waiting for that
+     * event (CompleteRequest.wait_for, Agent.wait_for; AGENT_STATE_WAITING_FOR_EVENT) leaves the
+     * wait and is due at once: its next lease carries the event (Lease.event). Otherwise the
+     * signal is kept for the agent's run until a wait names the event, which then ends at once
+     * (a signal sent before the wait began is not lost); a run keeps at most the server's
+     * limits.max_pending_signals of them: one more is RESOURCE_EXHAUSTED naming that limit, and
+     * changes nothing. Each event is consumed once per run: a signal of an event the run consumed
+     * already, or keeps already, changes nothing and answers duplicate (the first payload
+     * stands), so racing or repeated signals, from any replica, are delivered once. The run's
+     * signals go with the run (a success, a dead letter, an unregister, a cancel), so a recurring
+     * agent's next run may be signalled the same event again. A retry with the same request_id
+     * gets the first answer. NOT_FOUND when the queue has no such agent (nothing is kept).
+     * </pre>
+     */
+    public dev.baton.v1.SignalResponse signal(dev.baton.v1.SignalRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getSignalMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1502,8 +1714,9 @@ public final class AgentServiceGrpc {
    * AgentService runs recurring and one-shot work items ("agents") on a fleet
    * of workers, each agent held by exactly one worker at a time.
    * An agent lives in a queue. It is waiting (scored by its next run time),
-   * working (held under a lease until a deadline), or dead-lettered (after
-   * max_attempts consecutive failures). Every lease carries a fencing token
+   * working (held under a lease until a deadline), dead-lettered (after
+   * max_attempts consecutive failures), or waiting for an event or a time
+   * (CompleteRequest.wait_for, Agent.wait_for; Signal ends the wait). Every lease carries a fencing token
    * that strictly increases per queue; Heartbeat, Complete and Release must
    * present it, and a stale or unknown token is rejected with
    * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
@@ -1543,7 +1756,9 @@ public final class AgentServiceGrpc {
      * <pre>
      * Unregister removes agents' definitions and any waiting or dead-letter
      * entry. A lease still held may finish (Heartbeat keeps working) but the
-     * agent is not rescheduled when it completes. Unknown names are ignored.
+     * agent is not rescheduled when it completes. Unknown names are ignored. With cascade, every
+     * descendant of a removed agent (its children, theirs, in any queue) is cancelled too:
+     * see UnregisterRequest.cascade.
      * </pre>
      */
     public dev.baton.v1.UnregisterResponse unregister(dev.baton.v1.UnregisterRequest request) {
@@ -1657,7 +1872,8 @@ public final class AgentServiceGrpc {
      * finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
      * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
      * Release that comes first ends the lease as usual. `requested` is false when the agent
-     * is not running; NOT_FOUND when the queue has no such agent.
+     * is not running; NOT_FOUND when the queue has no such agent (nothing is written). With
+     * cascade, its descendants are cancelled too (CancelRunRequest.cascade).
      * </pre>
      */
     public dev.baton.v1.CancelRunResponse cancelRun(dev.baton.v1.CancelRunRequest request) {
@@ -1753,6 +1969,51 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getRecordStepMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * WatchAgent streams an agent's progress to a caller that waits for it, then its finish: first
+     * a snapshot (where the agent is, its current run's token, attempt, progress and steps so
+     * far), then each update as it happens — a lease granted (token, attempt), progress a
+     * heartbeat reported (LeaseRef.progress, SessionLease.progress), a step recorded (RecordStep,
+     * SessionRequest.steps) — and last the finish, as Await answers it, after which the stream
+     * ends. An agent that already finished, with its finish kept and its token past after_token,
+     * is answered with the finish at once. Updates are ordered by (token, sequence); a caller
+     * never sees one twice. While a stream is open the agent is marked watched (and awaited, so its
+     * finish is kept and announced), refreshed by the stream; only a watched agent's heartbeats and
+     * steps announce anything, on the queue's pub/sub channel, which reaches every replica's
+     * streams (no polling). When the replica's subscription was lost (a Redis restart), the stream
+     * sends a new snapshot once it is back. The stream ends without a finish after `wait` (at most
+     * the server's limits.max_wait_ms); call again to go on. NOT_FOUND when the queue has no such
+     * agent and keeps no finish of it (nothing is written).
+     * </pre>
+     */
+    public java.util.Iterator<dev.baton.v1.WatchAgentResponse> watchAgent(
+        dev.baton.v1.WatchAgentRequest request) {
+      return io.grpc.stub.ClientCalls.blockingServerStreamingCall(
+          getChannel(), getWatchAgentMethod(), getCallOptions(), request);
+    }
+
+    /**
+     * <pre>
+     * Signal delivers a named event, with a payload, to an agent. An agent waiting for that
+     * event (CompleteRequest.wait_for, Agent.wait_for; AGENT_STATE_WAITING_FOR_EVENT) leaves the
+     * wait and is due at once: its next lease carries the event (Lease.event). Otherwise the
+     * signal is kept for the agent's run until a wait names the event, which then ends at once
+     * (a signal sent before the wait began is not lost); a run keeps at most the server's
+     * limits.max_pending_signals of them: one more is RESOURCE_EXHAUSTED naming that limit, and
+     * changes nothing. Each event is consumed once per run: a signal of an event the run consumed
+     * already, or keeps already, changes nothing and answers duplicate (the first payload
+     * stands), so racing or repeated signals, from any replica, are delivered once. The run's
+     * signals go with the run (a success, a dead letter, an unregister, a cancel), so a recurring
+     * agent's next run may be signalled the same event again. A retry with the same request_id
+     * gets the first answer. NOT_FOUND when the queue has no such agent (nothing is kept).
+     * </pre>
+     */
+    public dev.baton.v1.SignalResponse signal(dev.baton.v1.SignalRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getSignalMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -1761,8 +2022,9 @@ public final class AgentServiceGrpc {
    * AgentService runs recurring and one-shot work items ("agents") on a fleet
    * of workers, each agent held by exactly one worker at a time.
    * An agent lives in a queue. It is waiting (scored by its next run time),
-   * working (held under a lease until a deadline), or dead-lettered (after
-   * max_attempts consecutive failures). Every lease carries a fencing token
+   * working (held under a lease until a deadline), dead-lettered (after
+   * max_attempts consecutive failures), or waiting for an event or a time
+   * (CompleteRequest.wait_for, Agent.wait_for; Signal ends the wait). Every lease carries a fencing token
    * that strictly increases per queue; Heartbeat, Complete and Release must
    * present it, and a stale or unknown token is rejected with
    * FAILED_PRECONDITION, reason LEASE_LOST, without changing anything.
@@ -1803,7 +2065,9 @@ public final class AgentServiceGrpc {
      * <pre>
      * Unregister removes agents' definitions and any waiting or dead-letter
      * entry. A lease still held may finish (Heartbeat keeps working) but the
-     * agent is not rescheduled when it completes. Unknown names are ignored.
+     * agent is not rescheduled when it completes. Unknown names are ignored. With cascade, every
+     * descendant of a removed agent (its children, theirs, in any queue) is cancelled too:
+     * see UnregisterRequest.cascade.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.UnregisterResponse> unregister(
@@ -1925,7 +2189,8 @@ public final class AgentServiceGrpc {
      * finishes as FINISH_CANCELLED (Await answers it; its children apply their policy). Until
      * then the lease stays held, so a cancelled run never overlaps the next; a Complete or
      * Release that comes first ends the lease as usual. `requested` is false when the agent
-     * is not running; NOT_FOUND when the queue has no such agent.
+     * is not running; NOT_FOUND when the queue has no such agent (nothing is written). With
+     * cascade, its descendants are cancelled too (CancelRunRequest.cascade).
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.CancelRunResponse> cancelRun(
@@ -2027,6 +2292,28 @@ public final class AgentServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getRecordStepMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * Signal delivers a named event, with a payload, to an agent. An agent waiting for that
+     * event (CompleteRequest.wait_for, Agent.wait_for; AGENT_STATE_WAITING_FOR_EVENT) leaves the
+     * wait and is due at once: its next lease carries the event (Lease.event). Otherwise the
+     * signal is kept for the agent's run until a wait names the event, which then ends at once
+     * (a signal sent before the wait began is not lost); a run keeps at most the server's
+     * limits.max_pending_signals of them: one more is RESOURCE_EXHAUSTED naming that limit, and
+     * changes nothing. Each event is consumed once per run: a signal of an event the run consumed
+     * already, or keeps already, changes nothing and answers duplicate (the first payload
+     * stands), so racing or repeated signals, from any replica, are delivered once. The run's
+     * signals go with the run (a success, a dead letter, an unregister, a cancel), so a recurring
+     * agent's next run may be signalled the same event again. A retry with the same request_id
+     * gets the first answer. NOT_FOUND when the queue has no such agent (nothing is kept).
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.SignalResponse> signal(
+        dev.baton.v1.SignalRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getSignalMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_REGISTER = 0;
@@ -2044,7 +2331,9 @@ public final class AgentServiceGrpc {
   private static final int METHODID_CLOSE_BATCH = 12;
   private static final int METHODID_GET_BATCH = 13;
   private static final int METHODID_RECORD_STEP = 14;
-  private static final int METHODID_SESSION = 15;
+  private static final int METHODID_WATCH_AGENT = 15;
+  private static final int METHODID_SIGNAL = 16;
+  private static final int METHODID_SESSION = 17;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -2122,6 +2411,14 @@ public final class AgentServiceGrpc {
         case METHODID_RECORD_STEP:
           serviceImpl.recordStep((dev.baton.v1.RecordStepRequest) request,
               (io.grpc.stub.StreamObserver<dev.baton.v1.RecordStepResponse>) responseObserver);
+          break;
+        case METHODID_WATCH_AGENT:
+          serviceImpl.watchAgent((dev.baton.v1.WatchAgentRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.WatchAgentResponse>) responseObserver);
+          break;
+        case METHODID_SIGNAL:
+          serviceImpl.signal((dev.baton.v1.SignalRequest) request,
+              (io.grpc.stub.StreamObserver<dev.baton.v1.SignalResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -2256,6 +2553,20 @@ public final class AgentServiceGrpc {
               dev.baton.v1.RecordStepRequest,
               dev.baton.v1.RecordStepResponse>(
                 service, METHODID_RECORD_STEP)))
+        .addMethod(
+          getWatchAgentMethod(),
+          io.grpc.stub.ServerCalls.asyncServerStreamingCall(
+            new MethodHandlers<
+              dev.baton.v1.WatchAgentRequest,
+              dev.baton.v1.WatchAgentResponse>(
+                service, METHODID_WATCH_AGENT)))
+        .addMethod(
+          getSignalMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              dev.baton.v1.SignalRequest,
+              dev.baton.v1.SignalResponse>(
+                service, METHODID_SIGNAL)))
         .build();
   }
 
@@ -2320,6 +2631,8 @@ public final class AgentServiceGrpc {
               .addMethod(getCloseBatchMethod())
               .addMethod(getGetBatchMethod())
               .addMethod(getRecordStepMethod())
+              .addMethod(getWatchAgentMethod())
+              .addMethod(getSignalMethod())
               .build();
         }
       }

@@ -55,6 +55,15 @@ public enum AgentState
    * <code>AGENT_STATE_BLOCKED = 4;</code>
    */
   AGENT_STATE_BLOCKED(4),
+  /**
+   * <pre>
+   * AGENT_STATE_WAITING_FOR_EVENT: its run waits for an event or a time (waiting_for); it holds
+   * no lease and is not due until Signal delivers the event or the time passes.
+   * </pre>
+   *
+   * <code>AGENT_STATE_WAITING_FOR_EVENT = 5;</code>
+   */
+  AGENT_STATE_WAITING_FOR_EVENT(5),
   UNRECOGNIZED(-1),
   ;
 
@@ -107,6 +116,15 @@ public enum AgentState
    * <code>AGENT_STATE_BLOCKED = 4;</code>
    */
   public static final int AGENT_STATE_BLOCKED_VALUE = 4;
+  /**
+   * <pre>
+   * AGENT_STATE_WAITING_FOR_EVENT: its run waits for an event or a time (waiting_for); it holds
+   * no lease and is not due until Signal delivers the event or the time passes.
+   * </pre>
+   *
+   * <code>AGENT_STATE_WAITING_FOR_EVENT = 5;</code>
+   */
+  public static final int AGENT_STATE_WAITING_FOR_EVENT_VALUE = 5;
 
 
   public final int getNumber() {
@@ -138,6 +156,7 @@ public enum AgentState
       case 2: return AGENT_STATE_WORKING;
       case 3: return AGENT_STATE_DEAD_LETTERED;
       case 4: return AGENT_STATE_BLOCKED;
+      case 5: return AGENT_STATE_WAITING_FOR_EVENT;
       default: return null;
     }
   }

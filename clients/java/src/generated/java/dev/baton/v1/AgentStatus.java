@@ -667,6 +667,63 @@ private static final long serialVersionUID = 0L;
     return steps_.get(index);
   }
 
+  public static final int WAITING_FOR_FIELD_NUMBER = 17;
+  private dev.baton.v1.WaitFor waitingFor_;
+  /**
+   * <pre>
+   * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+   * and the wait's time (until; absent when none).
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+   * @return Whether the waitingFor field is set.
+   */
+  @java.lang.Override
+  public boolean hasWaitingFor() {
+    return ((bitField0_ & 0x00000008) != 0);
+  }
+  /**
+   * <pre>
+   * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+   * and the wait's time (until; absent when none).
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+   * @return The waitingFor.
+   */
+  @java.lang.Override
+  public dev.baton.v1.WaitFor getWaitingFor() {
+    return waitingFor_ == null ? dev.baton.v1.WaitFor.getDefaultInstance() : waitingFor_;
+  }
+  /**
+   * <pre>
+   * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+   * and the wait's time (until; absent when none).
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.WaitForOrBuilder getWaitingForOrBuilder() {
+    return waitingFor_ == null ? dev.baton.v1.WaitFor.getDefaultInstance() : waitingFor_;
+  }
+
+  public static final int SIGNALS_PENDING_FIELD_NUMBER = 18;
+  private int signalsPending_ = 0;
+  /**
+   * <pre>
+   * signals_pending counts the signals kept for the agent's run that no wait consumed yet
+   * (GetAgent; ListAgents for an agent waiting for an event).
+   * </pre>
+   *
+   * <code>uint32 signals_pending = 18 [json_name = "signalsPending"];</code>
+   * @return The signalsPending.
+   */
+  @java.lang.Override
+  public int getSignalsPending() {
+    return signalsPending_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -728,6 +785,12 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < steps_.size(); i++) {
       output.writeMessage(16, steps_.get(i));
+    }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      output.writeMessage(17, getWaitingFor());
+    }
+    if (signalsPending_ != 0) {
+      output.writeUInt32(18, signalsPending_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -808,6 +871,14 @@ private static final long serialVersionUID = 0L;
           }
           size += 2 * count;
         }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(17, getWaitingFor());
+    }
+    if (signalsPending_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt32Size(18, signalsPending_);
+    }
     return size;
   }
   @java.lang.Override
@@ -872,6 +943,13 @@ private static final long serialVersionUID = 0L;
         .equals(other.getChildrenList())) return false;
     if (!getStepsList()
         .equals(other.getStepsList())) return false;
+    if (hasWaitingFor() != other.hasWaitingFor()) return false;
+    if (hasWaitingFor()) {
+      if (!getWaitingFor()
+          .equals(other.getWaitingFor())) return false;
+    }
+    if (getSignalsPending()
+        != other.getSignalsPending()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -929,6 +1007,12 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + STEPS_FIELD_NUMBER;
       hash = (53 * hash) + getStepsList().hashCode();
     }
+    if (hasWaitingFor()) {
+      hash = (37 * hash) + WAITING_FOR_FIELD_NUMBER;
+      hash = (53 * hash) + getWaitingFor().hashCode();
+    }
+    hash = (37 * hash) + SIGNALS_PENDING_FIELD_NUMBER;
+    hash = (53 * hash) + getSignalsPending();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -1069,6 +1153,7 @@ private static final long serialVersionUID = 0L;
         internalGetParentsFieldBuilder();
         internalGetChildrenFieldBuilder();
         internalGetStepsFieldBuilder();
+        internalGetWaitingForFieldBuilder();
       }
     }
     @java.lang.Override
@@ -1121,6 +1206,12 @@ private static final long serialVersionUID = 0L;
         stepsBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00008000);
+      waitingFor_ = null;
+      if (waitingForBuilder_ != null) {
+        waitingForBuilder_.dispose();
+        waitingForBuilder_ = null;
+      }
+      signalsPending_ = 0;
       return this;
     }
 
@@ -1233,6 +1324,15 @@ private static final long serialVersionUID = 0L;
       }
       if (((from_bitField0_ & 0x00002000) != 0)) {
         result.parentsPending_ = parentsPending_;
+      }
+      if (((from_bitField0_ & 0x00010000) != 0)) {
+        result.waitingFor_ = waitingForBuilder_ == null
+            ? waitingFor_
+            : waitingForBuilder_.build();
+        to_bitField0_ |= 0x00000008;
+      }
+      if (((from_bitField0_ & 0x00020000) != 0)) {
+        result.signalsPending_ = signalsPending_;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -1374,6 +1474,12 @@ private static final long serialVersionUID = 0L;
           }
         }
       }
+      if (other.hasWaitingFor()) {
+        mergeWaitingFor(other.getWaitingFor());
+      }
+      if (other.getSignalsPending() != 0) {
+        setSignalsPending(other.getSignalsPending());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -1510,6 +1616,18 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 130
+            case 138: {
+              input.readMessage(
+                  internalGetWaitingForFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00010000;
+              break;
+            } // case 138
+            case 144: {
+              signalsPending_ = input.readUInt32();
+              bitField0_ |= 0x00020000;
+              break;
+            } // case 144
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -3659,6 +3777,219 @@ private static final long serialVersionUID = 0L;
         steps_ = null;
       }
       return stepsBuilder_;
+    }
+
+    private dev.baton.v1.WaitFor waitingFor_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.baton.v1.WaitFor, dev.baton.v1.WaitFor.Builder, dev.baton.v1.WaitForOrBuilder> waitingForBuilder_;
+    /**
+     * <pre>
+     * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+     * and the wait's time (until; absent when none).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+     * @return Whether the waitingFor field is set.
+     */
+    public boolean hasWaitingFor() {
+      return ((bitField0_ & 0x00010000) != 0);
+    }
+    /**
+     * <pre>
+     * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+     * and the wait's time (until; absent when none).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+     * @return The waitingFor.
+     */
+    public dev.baton.v1.WaitFor getWaitingFor() {
+      if (waitingForBuilder_ == null) {
+        return waitingFor_ == null ? dev.baton.v1.WaitFor.getDefaultInstance() : waitingFor_;
+      } else {
+        return waitingForBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+     * and the wait's time (until; absent when none).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+     */
+    public Builder setWaitingFor(dev.baton.v1.WaitFor value) {
+      if (waitingForBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        waitingFor_ = value;
+      } else {
+        waitingForBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+     * and the wait's time (until; absent when none).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+     */
+    public Builder setWaitingFor(
+        dev.baton.v1.WaitFor.Builder builderForValue) {
+      if (waitingForBuilder_ == null) {
+        waitingFor_ = builderForValue.build();
+      } else {
+        waitingForBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+     * and the wait's time (until; absent when none).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+     */
+    public Builder mergeWaitingFor(dev.baton.v1.WaitFor value) {
+      if (waitingForBuilder_ == null) {
+        if (((bitField0_ & 0x00010000) != 0) &&
+          waitingFor_ != null &&
+          waitingFor_ != dev.baton.v1.WaitFor.getDefaultInstance()) {
+          getWaitingForBuilder().mergeFrom(value);
+        } else {
+          waitingFor_ = value;
+        }
+      } else {
+        waitingForBuilder_.mergeFrom(value);
+      }
+      if (waitingFor_ != null) {
+        bitField0_ |= 0x00010000;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+     * and the wait's time (until; absent when none).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+     */
+    public Builder clearWaitingFor() {
+      bitField0_ = (bitField0_ & ~0x00010000);
+      waitingFor_ = null;
+      if (waitingForBuilder_ != null) {
+        waitingForBuilder_.dispose();
+        waitingForBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+     * and the wait's time (until; absent when none).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+     */
+    public dev.baton.v1.WaitFor.Builder getWaitingForBuilder() {
+      bitField0_ |= 0x00010000;
+      onChanged();
+      return internalGetWaitingForFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+     * and the wait's time (until; absent when none).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+     */
+    public dev.baton.v1.WaitForOrBuilder getWaitingForOrBuilder() {
+      if (waitingForBuilder_ != null) {
+        return waitingForBuilder_.getMessageOrBuilder();
+      } else {
+        return waitingFor_ == null ?
+            dev.baton.v1.WaitFor.getDefaultInstance() : waitingFor_;
+      }
+    }
+    /**
+     * <pre>
+     * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+     * and the wait's time (until; absent when none).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.baton.v1.WaitFor, dev.baton.v1.WaitFor.Builder, dev.baton.v1.WaitForOrBuilder> 
+        internalGetWaitingForFieldBuilder() {
+      if (waitingForBuilder_ == null) {
+        waitingForBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.baton.v1.WaitFor, dev.baton.v1.WaitFor.Builder, dev.baton.v1.WaitForOrBuilder>(
+                getWaitingFor(),
+                getParentForChildren(),
+                isClean());
+        waitingFor_ = null;
+      }
+      return waitingForBuilder_;
+    }
+
+    private int signalsPending_ ;
+    /**
+     * <pre>
+     * signals_pending counts the signals kept for the agent's run that no wait consumed yet
+     * (GetAgent; ListAgents for an agent waiting for an event).
+     * </pre>
+     *
+     * <code>uint32 signals_pending = 18 [json_name = "signalsPending"];</code>
+     * @return The signalsPending.
+     */
+    @java.lang.Override
+    public int getSignalsPending() {
+      return signalsPending_;
+    }
+    /**
+     * <pre>
+     * signals_pending counts the signals kept for the agent's run that no wait consumed yet
+     * (GetAgent; ListAgents for an agent waiting for an event).
+     * </pre>
+     *
+     * <code>uint32 signals_pending = 18 [json_name = "signalsPending"];</code>
+     * @param value The signalsPending to set.
+     * @return This builder for chaining.
+     */
+    public Builder setSignalsPending(int value) {
+
+      signalsPending_ = value;
+      bitField0_ |= 0x00020000;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * signals_pending counts the signals kept for the agent's run that no wait consumed yet
+     * (GetAgent; ListAgents for an agent waiting for an event).
+     * </pre>
+     *
+     * <code>uint32 signals_pending = 18 [json_name = "signalsPending"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearSignalsPending() {
+      bitField0_ = (bitField0_ & ~0x00020000);
+      signalsPending_ = 0;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.AgentStatus)

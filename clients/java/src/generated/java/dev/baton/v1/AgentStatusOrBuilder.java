@@ -391,4 +391,45 @@ public interface AgentStatusOrBuilder extends
    */
   dev.baton.v1.StepOrBuilder getStepsOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+   * and the wait's time (until; absent when none).
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+   * @return Whether the waitingFor field is set.
+   */
+  boolean hasWaitingFor();
+  /**
+   * <pre>
+   * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+   * and the wait's time (until; absent when none).
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+   * @return The waitingFor.
+   */
+  dev.baton.v1.WaitFor getWaitingFor();
+  /**
+   * <pre>
+   * waiting_for is what the agent waits for, while AGENT_STATE_WAITING_FOR_EVENT: the event
+   * and the wait's time (until; absent when none).
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor waiting_for = 17 [json_name = "waitingFor"];</code>
+   */
+  dev.baton.v1.WaitForOrBuilder getWaitingForOrBuilder();
+
+  /**
+   * <pre>
+   * signals_pending counts the signals kept for the agent's run that no wait consumed yet
+   * (GetAgent; ListAgents for an agent waiting for an event).
+   * </pre>
+   *
+   * <code>uint32 signals_pending = 18 [json_name = "signalsPending"];</code>
+   * @return The signalsPending.
+   */
+  int getSignalsPending();
 }

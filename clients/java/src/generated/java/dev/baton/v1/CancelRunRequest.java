@@ -148,6 +148,30 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int CASCADE_FIELD_NUMBER = 3;
+  private boolean cascade_ = false;
+  /**
+   * <pre>
+   * cascade also cancels the agent's descendants, following the DAG in any queue, whether or
+   * not the agent is running: each child attached to it finishes FINISH_CANCELLED, whatever its
+   * Agent.after policy, with the message "cancelled: ancestor &lt;queue&gt;/&lt;name&gt;", and its own
+   * children are cancelled in turn. A waiting, blocked or dead-lettered descendant is removed
+   * without running; a running one is told at its next heartbeat (cancel_requested) and its run
+   * ends there (or at its Complete, if that comes first) as cancelled, whatever its schedule or
+   * outcome. The agent's own run is cancelled as without
+   * cascade (a waiting agent is left as it is). The children are taken from the agent when the
+   * call answers; the cascade then runs in the background, page by page, and a replica that
+   * dies midway leaves it to the others.
+   * </pre>
+   *
+   * <code>bool cascade = 3 [json_name = "cascade"];</code>
+   * @return The cascade.
+   */
+  @java.lang.Override
+  public boolean getCascade() {
+    return cascade_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -168,6 +192,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 2, name_);
     }
+    if (cascade_ != false) {
+      output.writeBool(3, cascade_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -177,6 +204,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(name_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(2, name_);
+    }
+    if (cascade_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(3, cascade_);
     }
     return size;
   }
@@ -206,6 +237,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getQueue())) return false;
     if (!getName()
         .equals(other.getName())) return false;
+    if (getCascade()
+        != other.getCascade()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -221,6 +254,9 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getQueue().hashCode();
     hash = (37 * hash) + NAME_FIELD_NUMBER;
     hash = (53 * hash) + getName().hashCode();
+    hash = (37 * hash) + CASCADE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getCascade());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -358,6 +394,7 @@ private static final long serialVersionUID = 0L;
       bitField0_ = 0;
       queue_ = "";
       name_ = "";
+      cascade_ = false;
       return this;
     }
 
@@ -397,6 +434,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000002) != 0)) {
         result.name_ = name_;
       }
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.cascade_ = cascade_;
+      }
     }
 
     @java.lang.Override
@@ -420,6 +460,9 @@ private static final long serialVersionUID = 0L;
         name_ = other.name_;
         bitField0_ |= 0x00000002;
         onChanged();
+      }
+      if (other.getCascade() != false) {
+        setCascade(other.getCascade());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -457,6 +500,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000002;
               break;
             } // case 18
+            case 24: {
+              cascade_ = input.readBool();
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 24
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -654,6 +702,77 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       name_ = value;
       bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+
+    private boolean cascade_ ;
+    /**
+     * <pre>
+     * cascade also cancels the agent's descendants, following the DAG in any queue, whether or
+     * not the agent is running: each child attached to it finishes FINISH_CANCELLED, whatever its
+     * Agent.after policy, with the message "cancelled: ancestor &lt;queue&gt;/&lt;name&gt;", and its own
+     * children are cancelled in turn. A waiting, blocked or dead-lettered descendant is removed
+     * without running; a running one is told at its next heartbeat (cancel_requested) and its run
+     * ends there (or at its Complete, if that comes first) as cancelled, whatever its schedule or
+     * outcome. The agent's own run is cancelled as without
+     * cascade (a waiting agent is left as it is). The children are taken from the agent when the
+     * call answers; the cascade then runs in the background, page by page, and a replica that
+     * dies midway leaves it to the others.
+     * </pre>
+     *
+     * <code>bool cascade = 3 [json_name = "cascade"];</code>
+     * @return The cascade.
+     */
+    @java.lang.Override
+    public boolean getCascade() {
+      return cascade_;
+    }
+    /**
+     * <pre>
+     * cascade also cancels the agent's descendants, following the DAG in any queue, whether or
+     * not the agent is running: each child attached to it finishes FINISH_CANCELLED, whatever its
+     * Agent.after policy, with the message "cancelled: ancestor &lt;queue&gt;/&lt;name&gt;", and its own
+     * children are cancelled in turn. A waiting, blocked or dead-lettered descendant is removed
+     * without running; a running one is told at its next heartbeat (cancel_requested) and its run
+     * ends there (or at its Complete, if that comes first) as cancelled, whatever its schedule or
+     * outcome. The agent's own run is cancelled as without
+     * cascade (a waiting agent is left as it is). The children are taken from the agent when the
+     * call answers; the cascade then runs in the background, page by page, and a replica that
+     * dies midway leaves it to the others.
+     * </pre>
+     *
+     * <code>bool cascade = 3 [json_name = "cascade"];</code>
+     * @param value The cascade to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCascade(boolean value) {
+
+      cascade_ = value;
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * cascade also cancels the agent's descendants, following the DAG in any queue, whether or
+     * not the agent is running: each child attached to it finishes FINISH_CANCELLED, whatever its
+     * Agent.after policy, with the message "cancelled: ancestor &lt;queue&gt;/&lt;name&gt;", and its own
+     * children are cancelled in turn. A waiting, blocked or dead-lettered descendant is removed
+     * without running; a running one is told at its next heartbeat (cancel_requested) and its run
+     * ends there (or at its Complete, if that comes first) as cancelled, whatever its schedule or
+     * outcome. The agent's own run is cancelled as without
+     * cascade (a waiting agent is left as it is). The children are taken from the agent when the
+     * call answers; the cascade then runs in the background, page by page, and a replica that
+     * dies midway leaves it to the others.
+     * </pre>
+     *
+     * <code>bool cascade = 3 [json_name = "cascade"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCascade() {
+      bitField0_ = (bitField0_ & ~0x00000004);
+      cascade_ = false;
       onChanged();
       return this;
     }

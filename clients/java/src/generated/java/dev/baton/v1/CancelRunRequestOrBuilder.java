@@ -49,4 +49,23 @@ public interface CancelRunRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getNameBytes();
+
+  /**
+   * <pre>
+   * cascade also cancels the agent's descendants, following the DAG in any queue, whether or
+   * not the agent is running: each child attached to it finishes FINISH_CANCELLED, whatever its
+   * Agent.after policy, with the message "cancelled: ancestor &lt;queue&gt;/&lt;name&gt;", and its own
+   * children are cancelled in turn. A waiting, blocked or dead-lettered descendant is removed
+   * without running; a running one is told at its next heartbeat (cancel_requested) and its run
+   * ends there (or at its Complete, if that comes first) as cancelled, whatever its schedule or
+   * outcome. The agent's own run is cancelled as without
+   * cascade (a waiting agent is left as it is). The children are taken from the agent when the
+   * call answers; the cascade then runs in the background, page by page, and a replica that
+   * dies midway leaves it to the others.
+   * </pre>
+   *
+   * <code>bool cascade = 3 [json_name = "cascade"];</code>
+   * @return The cascade.
+   */
+  boolean getCascade();
 }

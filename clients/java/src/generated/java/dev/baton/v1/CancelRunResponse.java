@@ -83,6 +83,22 @@ private static final long serialVersionUID = 0L;
     return token_;
   }
 
+  public static final int CASCADED_FIELD_NUMBER = 3;
+  private int cascaded_ = 0;
+  /**
+   * <pre>
+   * cascaded counts the direct children whose cancel the cascade started (0 without cascade,
+   * or when the agent had no children attached).
+   * </pre>
+   *
+   * <code>uint32 cascaded = 3 [json_name = "cascaded"];</code>
+   * @return The cascaded.
+   */
+  @java.lang.Override
+  public int getCascaded() {
+    return cascaded_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -103,6 +119,9 @@ private static final long serialVersionUID = 0L;
     if (token_ != 0L) {
       output.writeUInt64(2, token_);
     }
+    if (cascaded_ != 0) {
+      output.writeUInt32(3, cascaded_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -114,6 +133,10 @@ private static final long serialVersionUID = 0L;
     if (token_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt64Size(2, token_);
+    }
+    if (cascaded_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt32Size(3, cascaded_);
     }
     return size;
   }
@@ -143,6 +166,8 @@ private static final long serialVersionUID = 0L;
         != other.getRequested()) return false;
     if (getToken()
         != other.getToken()) return false;
+    if (getCascaded()
+        != other.getCascaded()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -160,6 +185,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getToken());
+    hash = (37 * hash) + CASCADED_FIELD_NUMBER;
+    hash = (53 * hash) + getCascaded();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -297,6 +324,7 @@ private static final long serialVersionUID = 0L;
       bitField0_ = 0;
       requested_ = false;
       token_ = 0L;
+      cascaded_ = 0;
       return this;
     }
 
@@ -336,6 +364,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000002) != 0)) {
         result.token_ = token_;
       }
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.cascaded_ = cascaded_;
+      }
     }
 
     @java.lang.Override
@@ -355,6 +386,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getToken() != 0L) {
         setToken(other.getToken());
+      }
+      if (other.getCascaded() != 0) {
+        setCascaded(other.getCascaded());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -392,6 +426,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000002;
               break;
             } // case 16
+            case 24: {
+              cascaded_ = input.readUInt32();
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 24
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -496,6 +535,53 @@ private static final long serialVersionUID = 0L;
     public Builder clearToken() {
       bitField0_ = (bitField0_ & ~0x00000002);
       token_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private int cascaded_ ;
+    /**
+     * <pre>
+     * cascaded counts the direct children whose cancel the cascade started (0 without cascade,
+     * or when the agent had no children attached).
+     * </pre>
+     *
+     * <code>uint32 cascaded = 3 [json_name = "cascaded"];</code>
+     * @return The cascaded.
+     */
+    @java.lang.Override
+    public int getCascaded() {
+      return cascaded_;
+    }
+    /**
+     * <pre>
+     * cascaded counts the direct children whose cancel the cascade started (0 without cascade,
+     * or when the agent had no children attached).
+     * </pre>
+     *
+     * <code>uint32 cascaded = 3 [json_name = "cascaded"];</code>
+     * @param value The cascaded to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCascaded(int value) {
+
+      cascaded_ = value;
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * cascaded counts the direct children whose cancel the cascade started (0 without cascade,
+     * or when the agent had no children attached).
+     * </pre>
+     *
+     * <code>uint32 cascaded = 3 [json_name = "cascaded"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCascaded() {
+      bitField0_ = (bitField0_ & ~0x00000004);
+      cascaded_ = 0;
       onChanged();
       return this;
     }

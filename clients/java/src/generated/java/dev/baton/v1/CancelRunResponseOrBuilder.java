@@ -30,4 +30,15 @@ public interface CancelRunResponseOrBuilder extends
    * @return The token.
    */
   long getToken();
+
+  /**
+   * <pre>
+   * cascaded counts the direct children whose cancel the cascade started (0 without cascade,
+   * or when the agent had no children attached).
+   * </pre>
+   *
+   * <code>uint32 cascaded = 3 [json_name = "cascaded"];</code>
+   * @return The cascaded.
+   */
+  int getCascaded();
 }

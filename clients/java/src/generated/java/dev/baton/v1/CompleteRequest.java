@@ -173,7 +173,7 @@ private static final long serialVersionUID = 0L;
   private int outcome_ = 0;
   /**
    * <pre>
-   * outcome of the run; required.
+   * outcome of the run; required, unless wait_for is set.
    * </pre>
    *
    * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -184,7 +184,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * outcome of the run; required.
+   * outcome of the run; required, unless wait_for is set.
    * </pre>
    *
    * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -431,6 +431,71 @@ private static final long serialVersionUID = 0L;
     return result_;
   }
 
+  public static final int WAIT_FOR_FIELD_NUMBER = 11;
+  private dev.baton.v1.WaitFor waitFor_;
+  /**
+   * <pre>
+   * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+   * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+   * event or the wait's time passes; then it is due at once, and its next lease carries the
+   * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+   * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+   * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+   * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+   * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+   * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+   * CompleteBatch: as Complete, each item on its own.
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+   * @return Whether the waitFor field is set.
+   */
+  @java.lang.Override
+  public boolean hasWaitFor() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+   * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+   * event or the wait's time passes; then it is due at once, and its next lease carries the
+   * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+   * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+   * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+   * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+   * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+   * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+   * CompleteBatch: as Complete, each item on its own.
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+   * @return The waitFor.
+   */
+  @java.lang.Override
+  public dev.baton.v1.WaitFor getWaitFor() {
+    return waitFor_ == null ? dev.baton.v1.WaitFor.getDefaultInstance() : waitFor_;
+  }
+  /**
+   * <pre>
+   * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+   * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+   * event or the wait's time passes; then it is due at once, and its next lease carries the
+   * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+   * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+   * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+   * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+   * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+   * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+   * CompleteBatch: as Complete, each item on its own.
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.WaitForOrBuilder getWaitForOrBuilder() {
+    return waitFor_ == null ? dev.baton.v1.WaitFor.getDefaultInstance() : waitFor_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -475,6 +540,9 @@ private static final long serialVersionUID = 0L;
     if (!result_.isEmpty()) {
       output.writeBytes(10, result_);
     }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeMessage(11, getWaitFor());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -513,6 +581,10 @@ private static final long serialVersionUID = 0L;
     if (!result_.isEmpty()) {
       size += com.google.protobuf.CodedOutputStream
         .computeBytesSize(10, result_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(11, getWaitFor());
     }
     return size;
   }
@@ -560,6 +632,11 @@ private static final long serialVersionUID = 0L;
         != other.getHttpStatus()) return false;
     if (!getResult()
         .equals(other.getResult())) return false;
+    if (hasWaitFor() != other.hasWaitFor()) return false;
+    if (hasWaitFor()) {
+      if (!getWaitFor()
+          .equals(other.getWaitFor())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -594,6 +671,10 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getHttpStatus();
     hash = (37 * hash) + RESULT_FIELD_NUMBER;
     hash = (53 * hash) + getResult().hashCode();
+    if (hasWaitFor()) {
+      hash = (37 * hash) + WAIT_FOR_FIELD_NUMBER;
+      hash = (53 * hash) + getWaitFor().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -729,6 +810,7 @@ private static final long serialVersionUID = 0L;
       if (com.google.protobuf.GeneratedMessage
               .alwaysUseFieldBuilders) {
         internalGetRetryAfterFieldBuilder();
+        internalGetWaitForFieldBuilder();
       }
     }
     @java.lang.Override
@@ -749,6 +831,11 @@ private static final long serialVersionUID = 0L;
       errorClass_ = "";
       httpStatus_ = 0;
       result_ = com.google.protobuf.ByteString.EMPTY;
+      waitFor_ = null;
+      if (waitForBuilder_ != null) {
+        waitForBuilder_.dispose();
+        waitForBuilder_ = null;
+      }
       return this;
     }
 
@@ -816,6 +903,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000200) != 0)) {
         result.result_ = result_;
       }
+      if (((from_bitField0_ & 0x00000400) != 0)) {
+        result.waitFor_ = waitForBuilder_ == null
+            ? waitFor_
+            : waitForBuilder_.build();
+        to_bitField0_ |= 0x00000002;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -870,6 +963,9 @@ private static final long serialVersionUID = 0L;
       }
       if (!other.getResult().isEmpty()) {
         setResult(other.getResult());
+      }
+      if (other.hasWaitFor()) {
+        mergeWaitFor(other.getWaitFor());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -949,6 +1045,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000200;
               break;
             } // case 82
+            case 90: {
+              input.readMessage(
+                  internalGetWaitForFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000400;
+              break;
+            } // case 90
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1197,7 +1300,7 @@ private static final long serialVersionUID = 0L;
     private int outcome_ = 0;
     /**
      * <pre>
-     * outcome of the run; required.
+     * outcome of the run; required, unless wait_for is set.
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -1208,7 +1311,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * outcome of the run; required.
+     * outcome of the run; required, unless wait_for is set.
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -1223,7 +1326,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * outcome of the run; required.
+     * outcome of the run; required, unless wait_for is set.
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -1236,7 +1339,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * outcome of the run; required.
+     * outcome of the run; required, unless wait_for is set.
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -1253,7 +1356,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * outcome of the run; required.
+     * outcome of the run; required, unless wait_for is set.
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -1855,6 +1958,244 @@ private static final long serialVersionUID = 0L;
       result_ = getDefaultInstance().getResult();
       onChanged();
       return this;
+    }
+
+    private dev.baton.v1.WaitFor waitFor_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.baton.v1.WaitFor, dev.baton.v1.WaitFor.Builder, dev.baton.v1.WaitForOrBuilder> waitForBuilder_;
+    /**
+     * <pre>
+     * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+     * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+     * event or the wait's time passes; then it is due at once, and its next lease carries the
+     * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+     * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+     * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+     * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+     * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+     * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+     * CompleteBatch: as Complete, each item on its own.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+     * @return Whether the waitFor field is set.
+     */
+    public boolean hasWaitFor() {
+      return ((bitField0_ & 0x00000400) != 0);
+    }
+    /**
+     * <pre>
+     * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+     * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+     * event or the wait's time passes; then it is due at once, and its next lease carries the
+     * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+     * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+     * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+     * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+     * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+     * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+     * CompleteBatch: as Complete, each item on its own.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+     * @return The waitFor.
+     */
+    public dev.baton.v1.WaitFor getWaitFor() {
+      if (waitForBuilder_ == null) {
+        return waitFor_ == null ? dev.baton.v1.WaitFor.getDefaultInstance() : waitFor_;
+      } else {
+        return waitForBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+     * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+     * event or the wait's time passes; then it is due at once, and its next lease carries the
+     * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+     * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+     * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+     * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+     * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+     * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+     * CompleteBatch: as Complete, each item on its own.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+     */
+    public Builder setWaitFor(dev.baton.v1.WaitFor value) {
+      if (waitForBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        waitFor_ = value;
+      } else {
+        waitForBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+     * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+     * event or the wait's time passes; then it is due at once, and its next lease carries the
+     * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+     * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+     * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+     * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+     * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+     * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+     * CompleteBatch: as Complete, each item on its own.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+     */
+    public Builder setWaitFor(
+        dev.baton.v1.WaitFor.Builder builderForValue) {
+      if (waitForBuilder_ == null) {
+        waitFor_ = builderForValue.build();
+      } else {
+        waitForBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+     * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+     * event or the wait's time passes; then it is due at once, and its next lease carries the
+     * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+     * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+     * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+     * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+     * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+     * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+     * CompleteBatch: as Complete, each item on its own.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+     */
+    public Builder mergeWaitFor(dev.baton.v1.WaitFor value) {
+      if (waitForBuilder_ == null) {
+        if (((bitField0_ & 0x00000400) != 0) &&
+          waitFor_ != null &&
+          waitFor_ != dev.baton.v1.WaitFor.getDefaultInstance()) {
+          getWaitForBuilder().mergeFrom(value);
+        } else {
+          waitFor_ = value;
+        }
+      } else {
+        waitForBuilder_.mergeFrom(value);
+      }
+      if (waitFor_ != null) {
+        bitField0_ |= 0x00000400;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+     * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+     * event or the wait's time passes; then it is due at once, and its next lease carries the
+     * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+     * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+     * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+     * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+     * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+     * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+     * CompleteBatch: as Complete, each item on its own.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+     */
+    public Builder clearWaitFor() {
+      bitField0_ = (bitField0_ & ~0x00000400);
+      waitFor_ = null;
+      if (waitForBuilder_ != null) {
+        waitForBuilder_.dispose();
+        waitForBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+     * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+     * event or the wait's time passes; then it is due at once, and its next lease carries the
+     * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+     * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+     * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+     * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+     * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+     * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+     * CompleteBatch: as Complete, each item on its own.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+     */
+    public dev.baton.v1.WaitFor.Builder getWaitForBuilder() {
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return internalGetWaitForFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+     * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+     * event or the wait's time passes; then it is due at once, and its next lease carries the
+     * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+     * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+     * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+     * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+     * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+     * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+     * CompleteBatch: as Complete, each item on its own.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+     */
+    public dev.baton.v1.WaitForOrBuilder getWaitForOrBuilder() {
+      if (waitForBuilder_ != null) {
+        return waitForBuilder_.getMessageOrBuilder();
+      } else {
+        return waitFor_ == null ?
+            dev.baton.v1.WaitFor.getDefaultInstance() : waitFor_;
+      }
+    }
+    /**
+     * <pre>
+     * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+     * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+     * event or the wait's time passes; then it is due at once, and its next lease carries the
+     * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+     * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+     * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+     * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+     * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+     * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+     * CompleteBatch: as Complete, each item on its own.
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.baton.v1.WaitFor, dev.baton.v1.WaitFor.Builder, dev.baton.v1.WaitForOrBuilder> 
+        internalGetWaitForFieldBuilder() {
+      if (waitForBuilder_ == null) {
+        waitForBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.baton.v1.WaitFor, dev.baton.v1.WaitFor.Builder, dev.baton.v1.WaitForOrBuilder>(
+                getWaitFor(),
+                getParentForChildren(),
+                isClean());
+        waitFor_ = null;
+      }
+      return waitForBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.CompleteRequest)

@@ -62,7 +62,7 @@ public interface CompleteRequestOrBuilder extends
 
   /**
    * <pre>
-   * outcome of the run; required.
+   * outcome of the run; required, unless wait_for is set.
    * </pre>
    *
    * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -71,7 +71,7 @@ public interface CompleteRequestOrBuilder extends
   int getOutcomeValue();
   /**
    * <pre>
-   * outcome of the run; required.
+   * outcome of the run; required, unless wait_for is set.
    * </pre>
    *
    * <code>.baton.v1.Outcome outcome = 4 [json_name = "outcome"];</code>
@@ -212,4 +212,58 @@ public interface CompleteRequestOrBuilder extends
    * @return The result.
    */
   com.google.protobuf.ByteString getResult();
+
+  /**
+   * <pre>
+   * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+   * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+   * event or the wait's time passes; then it is due at once, and its next lease carries the
+   * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+   * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+   * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+   * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+   * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+   * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+   * CompleteBatch: as Complete, each item on its own.
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+   * @return Whether the waitFor field is set.
+   */
+  boolean hasWaitFor();
+  /**
+   * <pre>
+   * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+   * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+   * event or the wait's time passes; then it is due at once, and its next lease carries the
+   * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+   * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+   * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+   * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+   * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+   * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+   * CompleteBatch: as Complete, each item on its own.
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+   * @return The waitFor.
+   */
+  dev.baton.v1.WaitFor getWaitFor();
+  /**
+   * <pre>
+   * wait_for ends the lease by waiting instead of finishing the run: the agent becomes
+   * AGENT_STATE_WAITING_FOR_EVENT (no lease, no worker, not due) until Signal delivers the
+   * event or the wait's time passes; then it is due at once, and its next lease carries the
+   * event (Lease.event). The run is not over and the wait is no failure: its steps stay and
+   * failure_streak is unchanged. A signal of the event kept before the wait (or consumed by an
+   * earlier wait of this run) ends the wait at once. The outcome must be unspecified or
+   * OUTCOME_SUCCESS; message, retry_after, error_class, http_status and result must be empty
+   * (INVALID_ARGUMENT naming the field). The token fences it as for any Complete: a stale one
+   * is LEASE_LOST and changes nothing. A request_id answers a retry of the same wait.
+   * CompleteBatch: as Complete, each item on its own.
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 11 [json_name = "waitFor"];</code>
+   */
+  dev.baton.v1.WaitForOrBuilder getWaitForOrBuilder();
 }

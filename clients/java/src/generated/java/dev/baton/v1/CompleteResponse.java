@@ -186,6 +186,23 @@ private static final long serialVersionUID = 0L;
     return result == null ? dev.baton.v1.Outcome.UNRECOGNIZED : result;
   }
 
+  public static final int WAITING_FIELD_NUMBER = 7;
+  private boolean waiting_ = false;
+  /**
+   * <pre>
+   * waiting is true when the lease ended by waiting (wait_for): the agent waits for the event
+   * or the time, or, when next_run_at is set, the wait ended at once (the event was kept
+   * already, or the time had passed) and it is due then.
+   * </pre>
+   *
+   * <code>bool waiting = 7 [json_name = "waiting"];</code>
+   * @return The waiting.
+   */
+  @java.lang.Override
+  public boolean getWaiting() {
+    return waiting_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -218,6 +235,9 @@ private static final long serialVersionUID = 0L;
     if (outcome_ != dev.baton.v1.Outcome.OUTCOME_UNSPECIFIED.getNumber()) {
       output.writeEnum(6, outcome_);
     }
+    if (waiting_ != false) {
+      output.writeBool(7, waiting_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -245,6 +265,10 @@ private static final long serialVersionUID = 0L;
     if (outcome_ != dev.baton.v1.Outcome.OUTCOME_UNSPECIFIED.getNumber()) {
       size += com.google.protobuf.CodedOutputStream
         .computeEnumSize(6, outcome_);
+    }
+    if (waiting_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(7, waiting_);
     }
     return size;
   }
@@ -284,6 +308,8 @@ private static final long serialVersionUID = 0L;
     if (getMessageClipped()
         != other.getMessageClipped()) return false;
     if (outcome_ != other.outcome_) return false;
+    if (getWaiting()
+        != other.getWaiting()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -312,6 +338,9 @@ private static final long serialVersionUID = 0L;
         getMessageClipped());
     hash = (37 * hash) + OUTCOME_FIELD_NUMBER;
     hash = (53 * hash) + outcome_;
+    hash = (37 * hash) + WAITING_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getWaiting());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -463,6 +492,7 @@ private static final long serialVersionUID = 0L;
       failureStreak_ = 0;
       messageClipped_ = false;
       outcome_ = 0;
+      waiting_ = false;
       return this;
     }
 
@@ -518,6 +548,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.outcome_ = outcome_;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.waiting_ = waiting_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -550,6 +583,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.outcome_ != 0) {
         setOutcomeValue(other.getOutcomeValue());
+      }
+      if (other.getWaiting() != false) {
+        setWaiting(other.getWaiting());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -609,6 +645,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 48
+            case 56: {
+              waiting_ = input.readBool();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 56
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1050,6 +1091,56 @@ private static final long serialVersionUID = 0L;
     public Builder clearOutcome() {
       bitField0_ = (bitField0_ & ~0x00000020);
       outcome_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private boolean waiting_ ;
+    /**
+     * <pre>
+     * waiting is true when the lease ended by waiting (wait_for): the agent waits for the event
+     * or the time, or, when next_run_at is set, the wait ended at once (the event was kept
+     * already, or the time had passed) and it is due then.
+     * </pre>
+     *
+     * <code>bool waiting = 7 [json_name = "waiting"];</code>
+     * @return The waiting.
+     */
+    @java.lang.Override
+    public boolean getWaiting() {
+      return waiting_;
+    }
+    /**
+     * <pre>
+     * waiting is true when the lease ended by waiting (wait_for): the agent waits for the event
+     * or the time, or, when next_run_at is set, the wait ended at once (the event was kept
+     * already, or the time had passed) and it is due then.
+     * </pre>
+     *
+     * <code>bool waiting = 7 [json_name = "waiting"];</code>
+     * @param value The waiting to set.
+     * @return This builder for chaining.
+     */
+    public Builder setWaiting(boolean value) {
+
+      waiting_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * waiting is true when the lease ended by waiting (wait_for): the agent waits for the event
+     * or the time, or, when next_run_at is set, the wait ended at once (the event was kept
+     * already, or the time had passed) and it is due then.
+     * </pre>
+     *
+     * <code>bool waiting = 7 [json_name = "waiting"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearWaiting() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      waiting_ = false;
       onChanged();
       return this;
     }

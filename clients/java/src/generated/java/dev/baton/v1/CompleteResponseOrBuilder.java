@@ -103,4 +103,16 @@ public interface CompleteResponseOrBuilder extends
    * @return The outcome.
    */
   dev.baton.v1.Outcome getOutcome();
+
+  /**
+   * <pre>
+   * waiting is true when the lease ended by waiting (wait_for): the agent waits for the event
+   * or the time, or, when next_run_at is set, the wait ended at once (the event was kept
+   * already, or the time had passed) and it is due then.
+   * </pre>
+   *
+   * <code>bool waiting = 7 [json_name = "waiting"];</code>
+   * @return The waiting.
+   */
+  boolean getWaiting();
 }

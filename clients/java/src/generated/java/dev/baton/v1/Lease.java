@@ -443,6 +443,50 @@ private static final long serialVersionUID = 0L;
     return steps_.get(index);
   }
 
+  public static final int EVENT_FIELD_NUMBER = 10;
+  private dev.baton.v1.EventDelivery event_;
+  /**
+   * <pre>
+   * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+   * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+   * of the run carries it too, until the run waits again; absent when the run never waited.
+   * </pre>
+   *
+   * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+   * @return Whether the event field is set.
+   */
+  @java.lang.Override
+  public boolean hasEvent() {
+    return ((bitField0_ & 0x00000008) != 0);
+  }
+  /**
+   * <pre>
+   * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+   * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+   * of the run carries it too, until the run waits again; absent when the run never waited.
+   * </pre>
+   *
+   * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+   * @return The event.
+   */
+  @java.lang.Override
+  public dev.baton.v1.EventDelivery getEvent() {
+    return event_ == null ? dev.baton.v1.EventDelivery.getDefaultInstance() : event_;
+  }
+  /**
+   * <pre>
+   * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+   * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+   * of the run carries it too, until the run waits again; absent when the run never waited.
+   * </pre>
+   *
+   * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.EventDeliveryOrBuilder getEventOrBuilder() {
+    return event_ == null ? dev.baton.v1.EventDelivery.getDefaultInstance() : event_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -483,6 +527,9 @@ private static final long serialVersionUID = 0L;
     }
     for (int i = 0; i < steps_.size(); i++) {
       output.writeMessage(9, steps_.get(i));
+    }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      output.writeMessage(10, getEvent());
     }
     getUnknownFields().writeTo(output);
   }
@@ -532,6 +579,10 @@ private static final long serialVersionUID = 0L;
           }
           size += 1 * count;
         }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(10, getEvent());
+    }
     return size;
   }
   @java.lang.Override
@@ -583,6 +634,11 @@ private static final long serialVersionUID = 0L;
     }
     if (!getStepsList()
         .equals(other.getStepsList())) return false;
+    if (hasEvent() != other.hasEvent()) return false;
+    if (hasEvent()) {
+      if (!getEvent()
+          .equals(other.getEvent())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -622,6 +678,10 @@ private static final long serialVersionUID = 0L;
     if (getStepsCount() > 0) {
       hash = (37 * hash) + STEPS_FIELD_NUMBER;
       hash = (53 * hash) + getStepsList().hashCode();
+    }
+    if (hasEvent()) {
+      hash = (37 * hash) + EVENT_FIELD_NUMBER;
+      hash = (53 * hash) + getEvent().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -762,6 +822,7 @@ private static final long serialVersionUID = 0L;
         internalGetParentsFieldBuilder();
         internalGetGrantedAtFieldBuilder();
         internalGetStepsFieldBuilder();
+        internalGetEventFieldBuilder();
       }
     }
     @java.lang.Override
@@ -801,6 +862,11 @@ private static final long serialVersionUID = 0L;
         stepsBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000100);
+      event_ = null;
+      if (eventBuilder_ != null) {
+        eventBuilder_.dispose();
+        eventBuilder_ = null;
+      }
       return this;
     }
 
@@ -886,6 +952,12 @@ private static final long serialVersionUID = 0L;
             ? grantedAt_
             : grantedAtBuilder_.build();
         to_bitField0_ |= 0x00000004;
+      }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.event_ = eventBuilder_ == null
+            ? event_
+            : eventBuilder_.build();
+        to_bitField0_ |= 0x00000008;
       }
       result.bitField0_ |= to_bitField0_;
     }
@@ -978,6 +1050,9 @@ private static final long serialVersionUID = 0L;
             stepsBuilder_.addAllMessages(other.steps_);
           }
         }
+      }
+      if (other.hasEvent()) {
+        mergeEvent(other.getEvent());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -1072,6 +1147,13 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 74
+            case 82: {
+              input.readMessage(
+                  internalGetEventFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 82
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2544,6 +2626,181 @@ private static final long serialVersionUID = 0L;
         steps_ = null;
       }
       return stepsBuilder_;
+    }
+
+    private dev.baton.v1.EventDelivery event_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.baton.v1.EventDelivery, dev.baton.v1.EventDelivery.Builder, dev.baton.v1.EventDeliveryOrBuilder> eventBuilder_;
+    /**
+     * <pre>
+     * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+     * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+     * of the run carries it too, until the run waits again; absent when the run never waited.
+     * </pre>
+     *
+     * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+     * @return Whether the event field is set.
+     */
+    public boolean hasEvent() {
+      return ((bitField0_ & 0x00000200) != 0);
+    }
+    /**
+     * <pre>
+     * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+     * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+     * of the run carries it too, until the run waits again; absent when the run never waited.
+     * </pre>
+     *
+     * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+     * @return The event.
+     */
+    public dev.baton.v1.EventDelivery getEvent() {
+      if (eventBuilder_ == null) {
+        return event_ == null ? dev.baton.v1.EventDelivery.getDefaultInstance() : event_;
+      } else {
+        return eventBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+     * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+     * of the run carries it too, until the run waits again; absent when the run never waited.
+     * </pre>
+     *
+     * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+     */
+    public Builder setEvent(dev.baton.v1.EventDelivery value) {
+      if (eventBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        event_ = value;
+      } else {
+        eventBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+     * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+     * of the run carries it too, until the run waits again; absent when the run never waited.
+     * </pre>
+     *
+     * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+     */
+    public Builder setEvent(
+        dev.baton.v1.EventDelivery.Builder builderForValue) {
+      if (eventBuilder_ == null) {
+        event_ = builderForValue.build();
+      } else {
+        eventBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+     * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+     * of the run carries it too, until the run waits again; absent when the run never waited.
+     * </pre>
+     *
+     * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+     */
+    public Builder mergeEvent(dev.baton.v1.EventDelivery value) {
+      if (eventBuilder_ == null) {
+        if (((bitField0_ & 0x00000200) != 0) &&
+          event_ != null &&
+          event_ != dev.baton.v1.EventDelivery.getDefaultInstance()) {
+          getEventBuilder().mergeFrom(value);
+        } else {
+          event_ = value;
+        }
+      } else {
+        eventBuilder_.mergeFrom(value);
+      }
+      if (event_ != null) {
+        bitField0_ |= 0x00000200;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+     * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+     * of the run carries it too, until the run waits again; absent when the run never waited.
+     * </pre>
+     *
+     * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+     */
+    public Builder clearEvent() {
+      bitField0_ = (bitField0_ & ~0x00000200);
+      event_ = null;
+      if (eventBuilder_ != null) {
+        eventBuilder_.dispose();
+        eventBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+     * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+     * of the run carries it too, until the run waits again; absent when the run never waited.
+     * </pre>
+     *
+     * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+     */
+    public dev.baton.v1.EventDelivery.Builder getEventBuilder() {
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return internalGetEventFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+     * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+     * of the run carries it too, until the run waits again; absent when the run never waited.
+     * </pre>
+     *
+     * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+     */
+    public dev.baton.v1.EventDeliveryOrBuilder getEventOrBuilder() {
+      if (eventBuilder_ != null) {
+        return eventBuilder_.getMessageOrBuilder();
+      } else {
+        return event_ == null ?
+            dev.baton.v1.EventDelivery.getDefaultInstance() : event_;
+      }
+    }
+    /**
+     * <pre>
+     * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+     * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+     * of the run carries it too, until the run waits again; absent when the run never waited.
+     * </pre>
+     *
+     * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.baton.v1.EventDelivery, dev.baton.v1.EventDelivery.Builder, dev.baton.v1.EventDeliveryOrBuilder> 
+        internalGetEventFieldBuilder() {
+      if (eventBuilder_ == null) {
+        eventBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.baton.v1.EventDelivery, dev.baton.v1.EventDelivery.Builder, dev.baton.v1.EventDeliveryOrBuilder>(
+                getEvent(),
+                getParentForChildren(),
+                isClean());
+        event_ = null;
+      }
+      return eventBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.Lease)

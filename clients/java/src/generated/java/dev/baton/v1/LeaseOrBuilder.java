@@ -264,4 +264,37 @@ public interface LeaseOrBuilder extends
    */
   dev.baton.v1.StepOrBuilder getStepsOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+   * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+   * of the run carries it too, until the run waits again; absent when the run never waited.
+   * </pre>
+   *
+   * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+   * @return Whether the event field is set.
+   */
+  boolean hasEvent();
+  /**
+   * <pre>
+   * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+   * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+   * of the run carries it too, until the run waits again; absent when the run never waited.
+   * </pre>
+   *
+   * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+   * @return The event.
+   */
+  dev.baton.v1.EventDelivery getEvent();
+  /**
+   * <pre>
+   * event is what ended the run's latest wait (CompleteRequest.wait_for, Agent.wait_for): the
+   * event Signal delivered, with its payload, or that the wait timed out. Every later attempt
+   * of the run carries it too, until the run waits again; absent when the run never waited.
+   * </pre>
+   *
+   * <code>.baton.v1.EventDelivery event = 10 [json_name = "event"];</code>
+   */
+  dev.baton.v1.EventDeliveryOrBuilder getEventOrBuilder();
 }

@@ -32,6 +32,7 @@ private static final long serialVersionUID = 0L;
     super(builder);
   }
   private QueueLimits() {
+    group_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -217,6 +218,65 @@ private static final long serialVersionUID = 0L;
     return priorityAging_ == null ? com.google.protobuf.Duration.getDefaultInstance() : priorityAging_;
   }
 
+  public static final int GROUP_FIELD_NUMBER = 6;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object group_ = "";
+  /**
+   * <pre>
+   * group: the shared concurrency group (SetGroupLimits) the queue is a member of; empty means
+   * none. Its grants then count in the group too, under the group's limits as well as the
+   * queue's. A group that was never set is FAILED_PRECONDITION (reason GROUP_REFUSED, message
+   * naming limits.group) and nothing is written. So is any group on a Redis Cluster: the
+   * group's counts live in another slot than the queue's keys, and one script cannot touch
+   * both, so Baton refuses the configuration rather than enforce it inexactly. A queue in no
+   * group pays nothing for groups.
+   * </pre>
+   *
+   * <code>string group = 6 [json_name = "group"];</code>
+   * @return The group.
+   */
+  @java.lang.Override
+  public java.lang.String getGroup() {
+    java.lang.Object ref = group_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      group_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * group: the shared concurrency group (SetGroupLimits) the queue is a member of; empty means
+   * none. Its grants then count in the group too, under the group's limits as well as the
+   * queue's. A group that was never set is FAILED_PRECONDITION (reason GROUP_REFUSED, message
+   * naming limits.group) and nothing is written. So is any group on a Redis Cluster: the
+   * group's counts live in another slot than the queue's keys, and one script cannot touch
+   * both, so Baton refuses the configuration rather than enforce it inexactly. A queue in no
+   * group pays nothing for groups.
+   * </pre>
+   *
+   * <code>string group = 6 [json_name = "group"];</code>
+   * @return The bytes for group.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getGroupBytes() {
+    java.lang.Object ref = group_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      group_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -246,6 +306,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000004) != 0)) {
       output.writeMessage(5, getPriorityAging());
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(group_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 6, group_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -269,6 +332,9 @@ private static final long serialVersionUID = 0L;
     if (((bitField0_ & 0x00000004) != 0)) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(5, getPriorityAging());
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(group_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(6, group_);
     }
     return size;
   }
@@ -313,6 +379,8 @@ private static final long serialVersionUID = 0L;
       if (!getPriorityAging()
           .equals(other.getPriorityAging())) return false;
     }
+    if (!getGroup()
+        .equals(other.getGroup())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -340,6 +408,8 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + PRIORITY_AGING_FIELD_NUMBER;
       hash = (53 * hash) + getPriorityAging().hashCode();
     }
+    hash = (37 * hash) + GROUP_FIELD_NUMBER;
+    hash = (53 * hash) + getGroup().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -500,6 +570,7 @@ private static final long serialVersionUID = 0L;
         priorityAgingBuilder_.dispose();
         priorityAgingBuilder_ = null;
       }
+      group_ = "";
       return this;
     }
 
@@ -558,6 +629,9 @@ private static final long serialVersionUID = 0L;
             : priorityAgingBuilder_.build();
         to_bitField0_ |= 0x00000004;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.group_ = group_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -587,6 +661,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.hasPriorityAging()) {
         mergePriorityAging(other.getPriorityAging());
+      }
+      if (!other.getGroup().isEmpty()) {
+        group_ = other.group_;
+        bitField0_ |= 0x00000020;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -645,6 +724,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 42
+            case 50: {
+              group_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1279,6 +1363,128 @@ private static final long serialVersionUID = 0L;
         priorityAging_ = null;
       }
       return priorityAgingBuilder_;
+    }
+
+    private java.lang.Object group_ = "";
+    /**
+     * <pre>
+     * group: the shared concurrency group (SetGroupLimits) the queue is a member of; empty means
+     * none. Its grants then count in the group too, under the group's limits as well as the
+     * queue's. A group that was never set is FAILED_PRECONDITION (reason GROUP_REFUSED, message
+     * naming limits.group) and nothing is written. So is any group on a Redis Cluster: the
+     * group's counts live in another slot than the queue's keys, and one script cannot touch
+     * both, so Baton refuses the configuration rather than enforce it inexactly. A queue in no
+     * group pays nothing for groups.
+     * </pre>
+     *
+     * <code>string group = 6 [json_name = "group"];</code>
+     * @return The group.
+     */
+    public java.lang.String getGroup() {
+      java.lang.Object ref = group_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        group_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * group: the shared concurrency group (SetGroupLimits) the queue is a member of; empty means
+     * none. Its grants then count in the group too, under the group's limits as well as the
+     * queue's. A group that was never set is FAILED_PRECONDITION (reason GROUP_REFUSED, message
+     * naming limits.group) and nothing is written. So is any group on a Redis Cluster: the
+     * group's counts live in another slot than the queue's keys, and one script cannot touch
+     * both, so Baton refuses the configuration rather than enforce it inexactly. A queue in no
+     * group pays nothing for groups.
+     * </pre>
+     *
+     * <code>string group = 6 [json_name = "group"];</code>
+     * @return The bytes for group.
+     */
+    public com.google.protobuf.ByteString
+        getGroupBytes() {
+      java.lang.Object ref = group_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        group_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * group: the shared concurrency group (SetGroupLimits) the queue is a member of; empty means
+     * none. Its grants then count in the group too, under the group's limits as well as the
+     * queue's. A group that was never set is FAILED_PRECONDITION (reason GROUP_REFUSED, message
+     * naming limits.group) and nothing is written. So is any group on a Redis Cluster: the
+     * group's counts live in another slot than the queue's keys, and one script cannot touch
+     * both, so Baton refuses the configuration rather than enforce it inexactly. A queue in no
+     * group pays nothing for groups.
+     * </pre>
+     *
+     * <code>string group = 6 [json_name = "group"];</code>
+     * @param value The group to set.
+     * @return This builder for chaining.
+     */
+    public Builder setGroup(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      group_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * group: the shared concurrency group (SetGroupLimits) the queue is a member of; empty means
+     * none. Its grants then count in the group too, under the group's limits as well as the
+     * queue's. A group that was never set is FAILED_PRECONDITION (reason GROUP_REFUSED, message
+     * naming limits.group) and nothing is written. So is any group on a Redis Cluster: the
+     * group's counts live in another slot than the queue's keys, and one script cannot touch
+     * both, so Baton refuses the configuration rather than enforce it inexactly. A queue in no
+     * group pays nothing for groups.
+     * </pre>
+     *
+     * <code>string group = 6 [json_name = "group"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearGroup() {
+      group_ = getDefaultInstance().getGroup();
+      bitField0_ = (bitField0_ & ~0x00000020);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * group: the shared concurrency group (SetGroupLimits) the queue is a member of; empty means
+     * none. Its grants then count in the group too, under the group's limits as well as the
+     * queue's. A group that was never set is FAILED_PRECONDITION (reason GROUP_REFUSED, message
+     * naming limits.group) and nothing is written. So is any group on a Redis Cluster: the
+     * group's counts live in another slot than the queue's keys, and one script cannot touch
+     * both, so Baton refuses the configuration rather than enforce it inexactly. A queue in no
+     * group pays nothing for groups.
+     * </pre>
+     *
+     * <code>string group = 6 [json_name = "group"];</code>
+     * @param value The bytes for group to set.
+     * @return This builder for chaining.
+     */
+    public Builder setGroupBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      group_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.QueueLimits)

@@ -130,4 +130,36 @@ public interface QueueLimitsOrBuilder extends
    * <code>.google.protobuf.Duration priority_aging = 5 [json_name = "priorityAging"];</code>
    */
   com.google.protobuf.DurationOrBuilder getPriorityAgingOrBuilder();
+
+  /**
+   * <pre>
+   * group: the shared concurrency group (SetGroupLimits) the queue is a member of; empty means
+   * none. Its grants then count in the group too, under the group's limits as well as the
+   * queue's. A group that was never set is FAILED_PRECONDITION (reason GROUP_REFUSED, message
+   * naming limits.group) and nothing is written. So is any group on a Redis Cluster: the
+   * group's counts live in another slot than the queue's keys, and one script cannot touch
+   * both, so Baton refuses the configuration rather than enforce it inexactly. A queue in no
+   * group pays nothing for groups.
+   * </pre>
+   *
+   * <code>string group = 6 [json_name = "group"];</code>
+   * @return The group.
+   */
+  java.lang.String getGroup();
+  /**
+   * <pre>
+   * group: the shared concurrency group (SetGroupLimits) the queue is a member of; empty means
+   * none. Its grants then count in the group too, under the group's limits as well as the
+   * queue's. A group that was never set is FAILED_PRECONDITION (reason GROUP_REFUSED, message
+   * naming limits.group) and nothing is written. So is any group on a Redis Cluster: the
+   * group's counts live in another slot than the queue's keys, and one script cannot touch
+   * both, so Baton refuses the configuration rather than enforce it inexactly. A queue in no
+   * group pays nothing for groups.
+   * </pre>
+   *
+   * <code>string group = 6 [json_name = "group"];</code>
+   * @return The bytes for group.
+   */
+  com.google.protobuf.ByteString
+      getGroupBytes();
 }

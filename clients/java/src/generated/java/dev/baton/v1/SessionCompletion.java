@@ -124,7 +124,7 @@ private static final long serialVersionUID = 0L;
   private int outcome_ = 0;
   /**
    * <pre>
-   * outcome of the run; required.
+   * outcome of the run; required, unless wait_for is set.
    * </pre>
    *
    * <code>.baton.v1.Outcome outcome = 3 [json_name = "outcome"];</code>
@@ -135,7 +135,7 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * outcome of the run; required.
+   * outcome of the run; required, unless wait_for is set.
    * </pre>
    *
    * <code>.baton.v1.Outcome outcome = 3 [json_name = "outcome"];</code>
@@ -310,6 +310,44 @@ private static final long serialVersionUID = 0L;
     return result_;
   }
 
+  public static final int WAIT_FOR_FIELD_NUMBER = 9;
+  private dev.baton.v1.WaitFor waitFor_;
+  /**
+   * <pre>
+   * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+   * @return Whether the waitFor field is set.
+   */
+  @java.lang.Override
+  public boolean hasWaitFor() {
+    return ((bitField0_ & 0x00000002) != 0);
+  }
+  /**
+   * <pre>
+   * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+   * @return The waitFor.
+   */
+  @java.lang.Override
+  public dev.baton.v1.WaitFor getWaitFor() {
+    return waitFor_ == null ? dev.baton.v1.WaitFor.getDefaultInstance() : waitFor_;
+  }
+  /**
+   * <pre>
+   * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+   */
+  @java.lang.Override
+  public dev.baton.v1.WaitForOrBuilder getWaitForOrBuilder() {
+    return waitFor_ == null ? dev.baton.v1.WaitFor.getDefaultInstance() : waitFor_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -348,6 +386,9 @@ private static final long serialVersionUID = 0L;
     if (!result_.isEmpty()) {
       output.writeBytes(8, result_);
     }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      output.writeMessage(9, getWaitFor());
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -380,6 +421,10 @@ private static final long serialVersionUID = 0L;
     if (!result_.isEmpty()) {
       size += com.google.protobuf.CodedOutputStream
         .computeBytesSize(8, result_);
+    }
+    if (((bitField0_ & 0x00000002) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(9, getWaitFor());
     }
     return size;
   }
@@ -423,6 +468,11 @@ private static final long serialVersionUID = 0L;
         != other.getHttpStatus()) return false;
     if (!getResult()
         .equals(other.getResult())) return false;
+    if (hasWaitFor() != other.hasWaitFor()) return false;
+    if (hasWaitFor()) {
+      if (!getWaitFor()
+          .equals(other.getWaitFor())) return false;
+    }
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -453,6 +503,10 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getHttpStatus();
     hash = (37 * hash) + RESULT_FIELD_NUMBER;
     hash = (53 * hash) + getResult().hashCode();
+    if (hasWaitFor()) {
+      hash = (37 * hash) + WAIT_FOR_FIELD_NUMBER;
+      hash = (53 * hash) + getWaitFor().hashCode();
+    }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -588,6 +642,7 @@ private static final long serialVersionUID = 0L;
       if (com.google.protobuf.GeneratedMessage
               .alwaysUseFieldBuilders) {
         internalGetRetryAfterFieldBuilder();
+        internalGetWaitForFieldBuilder();
       }
     }
     @java.lang.Override
@@ -606,6 +661,11 @@ private static final long serialVersionUID = 0L;
       errorClass_ = "";
       httpStatus_ = 0;
       result_ = com.google.protobuf.ByteString.EMPTY;
+      waitFor_ = null;
+      if (waitForBuilder_ != null) {
+        waitForBuilder_.dispose();
+        waitForBuilder_ = null;
+      }
       return this;
     }
 
@@ -667,6 +727,12 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000080) != 0)) {
         result.result_ = result_;
       }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.waitFor_ = waitForBuilder_ == null
+            ? waitFor_
+            : waitForBuilder_.build();
+        to_bitField0_ |= 0x00000002;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -711,6 +777,9 @@ private static final long serialVersionUID = 0L;
       }
       if (!other.getResult().isEmpty()) {
         setResult(other.getResult());
+      }
+      if (other.hasWaitFor()) {
+        mergeWaitFor(other.getWaitFor());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -780,6 +849,13 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000080;
               break;
             } // case 66
+            case 74: {
+              input.readMessage(
+                  internalGetWaitForFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 74
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -936,7 +1012,7 @@ private static final long serialVersionUID = 0L;
     private int outcome_ = 0;
     /**
      * <pre>
-     * outcome of the run; required.
+     * outcome of the run; required, unless wait_for is set.
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 3 [json_name = "outcome"];</code>
@@ -947,7 +1023,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * outcome of the run; required.
+     * outcome of the run; required, unless wait_for is set.
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 3 [json_name = "outcome"];</code>
@@ -962,7 +1038,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * outcome of the run; required.
+     * outcome of the run; required, unless wait_for is set.
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 3 [json_name = "outcome"];</code>
@@ -975,7 +1051,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * outcome of the run; required.
+     * outcome of the run; required, unless wait_for is set.
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 3 [json_name = "outcome"];</code>
@@ -992,7 +1068,7 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * outcome of the run; required.
+     * outcome of the run; required, unless wait_for is set.
      * </pre>
      *
      * <code>.baton.v1.Outcome outcome = 3 [json_name = "outcome"];</code>
@@ -1437,6 +1513,163 @@ private static final long serialVersionUID = 0L;
       result_ = getDefaultInstance().getResult();
       onChanged();
       return this;
+    }
+
+    private dev.baton.v1.WaitFor waitFor_;
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.baton.v1.WaitFor, dev.baton.v1.WaitFor.Builder, dev.baton.v1.WaitForOrBuilder> waitForBuilder_;
+    /**
+     * <pre>
+     * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+     * @return Whether the waitFor field is set.
+     */
+    public boolean hasWaitFor() {
+      return ((bitField0_ & 0x00000100) != 0);
+    }
+    /**
+     * <pre>
+     * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+     * @return The waitFor.
+     */
+    public dev.baton.v1.WaitFor getWaitFor() {
+      if (waitForBuilder_ == null) {
+        return waitFor_ == null ? dev.baton.v1.WaitFor.getDefaultInstance() : waitFor_;
+      } else {
+        return waitForBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+     */
+    public Builder setWaitFor(dev.baton.v1.WaitFor value) {
+      if (waitForBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        waitFor_ = value;
+      } else {
+        waitForBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+     */
+    public Builder setWaitFor(
+        dev.baton.v1.WaitFor.Builder builderForValue) {
+      if (waitForBuilder_ == null) {
+        waitFor_ = builderForValue.build();
+      } else {
+        waitForBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+     */
+    public Builder mergeWaitFor(dev.baton.v1.WaitFor value) {
+      if (waitForBuilder_ == null) {
+        if (((bitField0_ & 0x00000100) != 0) &&
+          waitFor_ != null &&
+          waitFor_ != dev.baton.v1.WaitFor.getDefaultInstance()) {
+          getWaitForBuilder().mergeFrom(value);
+        } else {
+          waitFor_ = value;
+        }
+      } else {
+        waitForBuilder_.mergeFrom(value);
+      }
+      if (waitFor_ != null) {
+        bitField0_ |= 0x00000100;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+     */
+    public Builder clearWaitFor() {
+      bitField0_ = (bitField0_ & ~0x00000100);
+      waitFor_ = null;
+      if (waitForBuilder_ != null) {
+        waitForBuilder_.dispose();
+        waitForBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+     */
+    public dev.baton.v1.WaitFor.Builder getWaitForBuilder() {
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return internalGetWaitForFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+     */
+    public dev.baton.v1.WaitForOrBuilder getWaitForOrBuilder() {
+      if (waitForBuilder_ != null) {
+        return waitForBuilder_.getMessageOrBuilder();
+      } else {
+        return waitFor_ == null ?
+            dev.baton.v1.WaitFor.getDefaultInstance() : waitFor_;
+      }
+    }
+    /**
+     * <pre>
+     * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+     * </pre>
+     *
+     * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        dev.baton.v1.WaitFor, dev.baton.v1.WaitFor.Builder, dev.baton.v1.WaitForOrBuilder> 
+        internalGetWaitForFieldBuilder() {
+      if (waitForBuilder_ == null) {
+        waitForBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            dev.baton.v1.WaitFor, dev.baton.v1.WaitFor.Builder, dev.baton.v1.WaitForOrBuilder>(
+                getWaitFor(),
+                getParentForChildren(),
+                isClean());
+        waitFor_ = null;
+      }
+      return waitForBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:baton.v1.SessionCompletion)

@@ -42,7 +42,7 @@ public interface SessionCompletionOrBuilder extends
 
   /**
    * <pre>
-   * outcome of the run; required.
+   * outcome of the run; required, unless wait_for is set.
    * </pre>
    *
    * <code>.baton.v1.Outcome outcome = 3 [json_name = "outcome"];</code>
@@ -51,7 +51,7 @@ public interface SessionCompletionOrBuilder extends
   int getOutcomeValue();
   /**
    * <pre>
-   * outcome of the run; required.
+   * outcome of the run; required, unless wait_for is set.
    * </pre>
    *
    * <code>.baton.v1.Outcome outcome = 3 [json_name = "outcome"];</code>
@@ -147,4 +147,31 @@ public interface SessionCompletionOrBuilder extends
    * @return The result.
    */
   com.google.protobuf.ByteString getResult();
+
+  /**
+   * <pre>
+   * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+   * @return Whether the waitFor field is set.
+   */
+  boolean hasWaitFor();
+  /**
+   * <pre>
+   * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+   * @return The waitFor.
+   */
+  dev.baton.v1.WaitFor getWaitFor();
+  /**
+   * <pre>
+   * wait_for: as CompleteRequest.wait_for (then outcome may be unspecified).
+   * </pre>
+   *
+   * <code>.baton.v1.WaitFor wait_for = 9 [json_name = "waitFor"];</code>
+   */
+  dev.baton.v1.WaitForOrBuilder getWaitForOrBuilder();
 }

@@ -155,6 +155,30 @@ private static final long serialVersionUID = 0L;
     return names_.getByteString(index);
   }
 
+  public static final int CASCADE_FIELD_NUMBER = 3;
+  private boolean cascade_ = false;
+  /**
+   * <pre>
+   * cascade cancels the removed agents' descendants, following the DAG in any queue: each
+   * child attached to a removed agent (and each child registered naming it, once attached)
+   * finishes FINISH_CANCELLED, whatever its Agent.after policy, with the message "cancelled:
+   * ancestor &lt;queue&gt;/&lt;name&gt;", and its own children are cancelled in turn. A waiting, blocked or
+   * dead-lettered descendant is removed without running; a running one is told at its next
+   * heartbeat (cancel_requested, as CancelRun) and its run ends there (or at its Complete, if
+   * that comes first) as cancelled, whatever its schedule or outcome. The cascade runs in the
+   * background, page by page, after the call answers; a replica that dies midway leaves it to
+   * the others. False: the children apply their policy to the agent's FINISH_UNREGISTERED, as
+   * before.
+   * </pre>
+   *
+   * <code>bool cascade = 3 [json_name = "cascade"];</code>
+   * @return The cascade.
+   */
+  @java.lang.Override
+  public boolean getCascade() {
+    return cascade_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -175,6 +199,9 @@ private static final long serialVersionUID = 0L;
     for (int i = 0; i < names_.size(); i++) {
       com.google.protobuf.GeneratedMessage.writeString(output, 2, names_.getRaw(i));
     }
+    if (cascade_ != false) {
+      output.writeBool(3, cascade_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -189,6 +216,10 @@ private static final long serialVersionUID = 0L;
       }
       size += dataSize;
       size += 1 * getNamesList().size();
+    }
+    if (cascade_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(3, cascade_);
     }
     return size;
   }
@@ -218,6 +249,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getQueue())) return false;
     if (!getNamesList()
         .equals(other.getNamesList())) return false;
+    if (getCascade()
+        != other.getCascade()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -235,6 +268,9 @@ private static final long serialVersionUID = 0L;
       hash = (37 * hash) + NAMES_FIELD_NUMBER;
       hash = (53 * hash) + getNamesList().hashCode();
     }
+    hash = (37 * hash) + CASCADE_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getCascade());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -373,6 +409,7 @@ private static final long serialVersionUID = 0L;
       queue_ = "";
       names_ =
           com.google.protobuf.LazyStringArrayList.emptyList();
+      cascade_ = false;
       return this;
     }
 
@@ -413,6 +450,9 @@ private static final long serialVersionUID = 0L;
         names_.makeImmutable();
         result.names_ = names_;
       }
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.cascade_ = cascade_;
+      }
     }
 
     @java.lang.Override
@@ -441,6 +481,9 @@ private static final long serialVersionUID = 0L;
           names_.addAll(other.names_);
         }
         onChanged();
+      }
+      if (other.getCascade() != false) {
+        setCascade(other.getCascade());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -478,6 +521,11 @@ private static final long serialVersionUID = 0L;
               names_.add(input.readStringRequireUtf8());
               break;
             } // case 18
+            case 24: {
+              cascade_ = input.readBool();
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 24
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -730,6 +778,77 @@ private static final long serialVersionUID = 0L;
       ensureNamesIsMutable();
       names_.add(value);
       bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+
+    private boolean cascade_ ;
+    /**
+     * <pre>
+     * cascade cancels the removed agents' descendants, following the DAG in any queue: each
+     * child attached to a removed agent (and each child registered naming it, once attached)
+     * finishes FINISH_CANCELLED, whatever its Agent.after policy, with the message "cancelled:
+     * ancestor &lt;queue&gt;/&lt;name&gt;", and its own children are cancelled in turn. A waiting, blocked or
+     * dead-lettered descendant is removed without running; a running one is told at its next
+     * heartbeat (cancel_requested, as CancelRun) and its run ends there (or at its Complete, if
+     * that comes first) as cancelled, whatever its schedule or outcome. The cascade runs in the
+     * background, page by page, after the call answers; a replica that dies midway leaves it to
+     * the others. False: the children apply their policy to the agent's FINISH_UNREGISTERED, as
+     * before.
+     * </pre>
+     *
+     * <code>bool cascade = 3 [json_name = "cascade"];</code>
+     * @return The cascade.
+     */
+    @java.lang.Override
+    public boolean getCascade() {
+      return cascade_;
+    }
+    /**
+     * <pre>
+     * cascade cancels the removed agents' descendants, following the DAG in any queue: each
+     * child attached to a removed agent (and each child registered naming it, once attached)
+     * finishes FINISH_CANCELLED, whatever its Agent.after policy, with the message "cancelled:
+     * ancestor &lt;queue&gt;/&lt;name&gt;", and its own children are cancelled in turn. A waiting, blocked or
+     * dead-lettered descendant is removed without running; a running one is told at its next
+     * heartbeat (cancel_requested, as CancelRun) and its run ends there (or at its Complete, if
+     * that comes first) as cancelled, whatever its schedule or outcome. The cascade runs in the
+     * background, page by page, after the call answers; a replica that dies midway leaves it to
+     * the others. False: the children apply their policy to the agent's FINISH_UNREGISTERED, as
+     * before.
+     * </pre>
+     *
+     * <code>bool cascade = 3 [json_name = "cascade"];</code>
+     * @param value The cascade to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCascade(boolean value) {
+
+      cascade_ = value;
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * cascade cancels the removed agents' descendants, following the DAG in any queue: each
+     * child attached to a removed agent (and each child registered naming it, once attached)
+     * finishes FINISH_CANCELLED, whatever its Agent.after policy, with the message "cancelled:
+     * ancestor &lt;queue&gt;/&lt;name&gt;", and its own children are cancelled in turn. A waiting, blocked or
+     * dead-lettered descendant is removed without running; a running one is told at its next
+     * heartbeat (cancel_requested, as CancelRun) and its run ends there (or at its Complete, if
+     * that comes first) as cancelled, whatever its schedule or outcome. The cascade runs in the
+     * background, page by page, after the call answers; a replica that dies midway leaves it to
+     * the others. False: the children apply their policy to the agent's FINISH_UNREGISTERED, as
+     * before.
+     * </pre>
+     *
+     * <code>bool cascade = 3 [json_name = "cascade"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCascade() {
+      bitField0_ = (bitField0_ & ~0x00000004);
+      cascade_ = false;
       onChanged();
       return this;
     }

@@ -70,4 +70,23 @@ public interface UnregisterRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getNamesBytes(int index);
+
+  /**
+   * <pre>
+   * cascade cancels the removed agents' descendants, following the DAG in any queue: each
+   * child attached to a removed agent (and each child registered naming it, once attached)
+   * finishes FINISH_CANCELLED, whatever its Agent.after policy, with the message "cancelled:
+   * ancestor &lt;queue&gt;/&lt;name&gt;", and its own children are cancelled in turn. A waiting, blocked or
+   * dead-lettered descendant is removed without running; a running one is told at its next
+   * heartbeat (cancel_requested, as CancelRun) and its run ends there (or at its Complete, if
+   * that comes first) as cancelled, whatever its schedule or outcome. The cascade runs in the
+   * background, page by page, after the call answers; a replica that dies midway leaves it to
+   * the others. False: the children apply their policy to the agent's FINISH_UNREGISTERED, as
+   * before.
+   * </pre>
+   *
+   * <code>bool cascade = 3 [json_name = "cascade"];</code>
+   * @return The cascade.
+   */
+  boolean getCascade();
 }

@@ -67,6 +67,22 @@ private static final long serialVersionUID = 0L;
     return removed_;
   }
 
+  public static final int CASCADED_FIELD_NUMBER = 2;
+  private int cascaded_ = 0;
+  /**
+   * <pre>
+   * cascaded counts the direct children whose cancel the cascade started (0 without cascade,
+   * or when the removed agents had no children attached).
+   * </pre>
+   *
+   * <code>uint32 cascaded = 2 [json_name = "cascaded"];</code>
+   * @return The cascaded.
+   */
+  @java.lang.Override
+  public int getCascaded() {
+    return cascaded_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -84,6 +100,9 @@ private static final long serialVersionUID = 0L;
     if (removed_ != 0) {
       output.writeUInt32(1, removed_);
     }
+    if (cascaded_ != 0) {
+      output.writeUInt32(2, cascaded_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -91,6 +110,10 @@ private static final long serialVersionUID = 0L;
     if (removed_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeUInt32Size(1, removed_);
+    }
+    if (cascaded_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeUInt32Size(2, cascaded_);
     }
     return size;
   }
@@ -118,6 +141,8 @@ private static final long serialVersionUID = 0L;
 
     if (getRemoved()
         != other.getRemoved()) return false;
+    if (getCascaded()
+        != other.getCascaded()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -131,6 +156,8 @@ private static final long serialVersionUID = 0L;
     hash = (19 * hash) + getDescriptor().hashCode();
     hash = (37 * hash) + REMOVED_FIELD_NUMBER;
     hash = (53 * hash) + getRemoved();
+    hash = (37 * hash) + CASCADED_FIELD_NUMBER;
+    hash = (53 * hash) + getCascaded();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -267,6 +294,7 @@ private static final long serialVersionUID = 0L;
       super.clear();
       bitField0_ = 0;
       removed_ = 0;
+      cascaded_ = 0;
       return this;
     }
 
@@ -303,6 +331,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000001) != 0)) {
         result.removed_ = removed_;
       }
+      if (((from_bitField0_ & 0x00000002) != 0)) {
+        result.cascaded_ = cascaded_;
+      }
     }
 
     @java.lang.Override
@@ -319,6 +350,9 @@ private static final long serialVersionUID = 0L;
       if (other == dev.baton.v1.UnregisterResponse.getDefaultInstance()) return this;
       if (other.getRemoved() != 0) {
         setRemoved(other.getRemoved());
+      }
+      if (other.getCascaded() != 0) {
+        setCascaded(other.getCascaded());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -351,6 +385,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000001;
               break;
             } // case 8
+            case 16: {
+              cascaded_ = input.readUInt32();
+              bitField0_ |= 0x00000002;
+              break;
+            } // case 16
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -408,6 +447,53 @@ private static final long serialVersionUID = 0L;
     public Builder clearRemoved() {
       bitField0_ = (bitField0_ & ~0x00000001);
       removed_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private int cascaded_ ;
+    /**
+     * <pre>
+     * cascaded counts the direct children whose cancel the cascade started (0 without cascade,
+     * or when the removed agents had no children attached).
+     * </pre>
+     *
+     * <code>uint32 cascaded = 2 [json_name = "cascaded"];</code>
+     * @return The cascaded.
+     */
+    @java.lang.Override
+    public int getCascaded() {
+      return cascaded_;
+    }
+    /**
+     * <pre>
+     * cascaded counts the direct children whose cancel the cascade started (0 without cascade,
+     * or when the removed agents had no children attached).
+     * </pre>
+     *
+     * <code>uint32 cascaded = 2 [json_name = "cascaded"];</code>
+     * @param value The cascaded to set.
+     * @return This builder for chaining.
+     */
+    public Builder setCascaded(int value) {
+
+      cascaded_ = value;
+      bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * cascaded counts the direct children whose cancel the cascade started (0 without cascade,
+     * or when the removed agents had no children attached).
+     * </pre>
+     *
+     * <code>uint32 cascaded = 2 [json_name = "cascaded"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearCascaded() {
+      bitField0_ = (bitField0_ & ~0x00000002);
+      cascaded_ = 0;
       onChanged();
       return this;
     }

@@ -19,4 +19,15 @@ public interface UnregisterResponseOrBuilder extends
    * @return The removed.
    */
   int getRemoved();
+
+  /**
+   * <pre>
+   * cascaded counts the direct children whose cancel the cascade started (0 without cascade,
+   * or when the removed agents had no children attached).
+   * </pre>
+   *
+   * <code>uint32 cascaded = 2 [json_name = "cascaded"];</code>
+   * @return The cascaded.
+   */
+  int getCascaded();
 }
