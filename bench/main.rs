@@ -48,8 +48,8 @@ use clap::{Parser, ValueEnum};
 use lab::{print_machine, Lab, Result};
 use scenarios::{
     blip::BlipArgs, claims::ClaimArgs, cluster::ClusterArgs, cycles::CyclesArgs, dispatch::DispatchArgs,
-    drain::DrainArgs, durable::DurableArgs, flows::FlowsArgs, idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, scale::ScaleArgs,
-    schedule::ScheduleArgs, security::SecurityArgs, shards::ShardsArgs,
+    drain::DrainArgs, durable::DurableArgs, flows::FlowsArgs, idle::IdleArgs, leader::LeaderArgs,
+    recovery::RecoveryArgs, scale::ScaleArgs, schedule::ScheduleArgs, security::SecurityArgs, shards::ShardsArgs,
 };
 
 #[derive(Parser)]
@@ -309,9 +309,24 @@ struct Args {
     /// durable: runs in flight on the worker's Session stream (its credit).
     #[arg(long, default_value_t = 100, help_heading = "durable")]
     durable_concurrency: u32,
-    /// durable: parts to run, comma-separated: steps.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "steps", help_heading = "durable")]
+    /// durable: parts to run, comma-separated: steps, signal, watch.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "steps,signal,watch", help_heading = "durable")]
     durable_parts: Vec<scenarios::durable::Part>,
+    /// durable: Signals per second.
+    #[arg(long, default_value_t = 1_000, help_heading = "durable")]
+    durable_signal_rate: u32,
+    /// durable: seconds of Signals (the first is warm-up).
+    #[arg(long, default_value_t = 10, help_heading = "durable")]
+    durable_signal_seconds: u64,
+    /// durable: heartbeats with progress per second, watched by WatchAgent streams.
+    #[arg(long, default_value_t = 1_000, help_heading = "durable")]
+    durable_watch_rate: u32,
+    /// durable: seconds of heartbeats (the first is warm-up).
+    #[arg(long, default_value_t = 10, help_heading = "durable")]
+    durable_watch_seconds: u64,
+    /// durable: leases held and watched at once.
+    #[arg(long, default_value_t = 50, help_heading = "durable")]
+    durable_watch_agents: u32,
 
     // --- security ---
     /// security: concurrent workers (one connection each).
@@ -389,7 +404,23 @@ fn check(args: &Args) -> std::result::Result<(), String> {
         return Err(format!("--acquire-leases must be at least --batch ({n})"));
     }
     let max_steps = Config::default().limits.max_steps;
-    if args.durable_runs == 0 || args.durable_concurrency == 0 || args.durable_steps == 0 || args.durable_steps > max_steps {
+    if args.durable_signal_rate == 0 || args.durable_signal_seconds < 2 {
+        return Err("--durable-signal-rate must be at least 1 and --durable-signal-seconds at least 2".into());
+    }
+    if args.durable_watch_rate == 0 || args.durable_watch_seconds < 2 || args.durable_watch_agents == 0 {
+        return Err(
+            "--durable-watch-rate and --durable-watch-agents must be at least 1, --durable-watch-seconds at least 2"
+                .into(),
+        );
+    }
+    if args.durable_watch_agents > max_batch {
+        return Err(format!("--durable-watch-agents is at most {max_batch} (one Acquire holds them all)"));
+    }
+    if args.durable_runs == 0
+        || args.durable_concurrency == 0
+        || args.durable_steps == 0
+        || args.durable_steps > max_steps
+    {
         return Err(format!(
             "--durable-runs and --durable-concurrency must be at least 1, --durable-steps 1..={max_steps} (limits.max_steps)"
         ));
@@ -650,6 +681,11 @@ async fn run(args: Args) -> Result<()> {
                     steps: args.durable_steps,
                     concurrency: args.durable_concurrency,
                     parts: args.durable_parts.clone(),
+                    signal_rate: args.durable_signal_rate,
+                    signal_seconds: args.durable_signal_seconds,
+                    watch_rate: args.durable_watch_rate,
+                    watch_seconds: args.durable_watch_seconds,
+                    watch_agents: args.durable_watch_agents,
                 };
                 scenarios::durable::run(&mut lab, &durable).await?;
             }

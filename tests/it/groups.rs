@@ -220,7 +220,10 @@ async fn every_lease_end_gives_the_place_back() {
     // Unregistered while held: the holder's completion ends the lease and gives the place back.
     register(&mut env.client, "a", vec![agent("dropped", 0, 600_000)]).await;
     let lease = acquire(&mut env.client, "a", "w", 1).await.pop().expect("due");
-    env.client.unregister(pb::UnregisterRequest { queue: "a".into(), names: vec!["dropped".into()], ..Default::default() }).await.unwrap();
+    env.client
+        .unregister(pb::UnregisterRequest { queue: "a".into(), names: vec!["dropped".into()], ..Default::default() })
+        .await
+        .unwrap();
     assert_eq!(held(&mut a).await, 1, "held while its holder runs it");
     env.client.complete(complete_req(&lease, pb::Outcome::Success)).await.unwrap();
     assert_eq!(held(&mut a).await, 0, "the unregistered agent's lease gave its place back");
@@ -237,7 +240,10 @@ async fn every_lease_end_gives_the_place_back() {
     // Cancelled: the run ends at its holder's next heartbeat, which gives the place back.
     register(&mut env.client, "a", vec![agent("cancelled", 0, 600_000)]).await;
     let lease = acquire(&mut env.client, "a", "w", 1).await.pop().expect("due");
-    env.client.cancel_run(pb::CancelRunRequest { queue: "a".into(), name: "cancelled".into(), ..Default::default() }).await.unwrap();
+    env.client
+        .cancel_run(pb::CancelRunRequest { queue: "a".into(), name: "cancelled".into(), ..Default::default() })
+        .await
+        .unwrap();
     assert_eq!(held(&mut a).await, 1, "held until the heartbeat ends the run");
     let beat = pb::HeartbeatRequest {
         worker_id: "w".into(),
