@@ -278,7 +278,7 @@ impl Queues {
                     Ok(crate::queues::store::Waited::Due { at_ms, streak, .. }) => {
                         Some(Completed::Waiting { next_run_ms: Some(at_ms), streak })
                     }
-                    Ok(crate::queues::store::Waited::Lost) => None,
+                    Ok(crate::queues::store::Waited::Lost | crate::queues::store::Waited::Cancelled { .. }) => None,
                 };
                 Ok((i, how.map(|how| Ended { how, replayed: false })))
             },

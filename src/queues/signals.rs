@@ -8,6 +8,7 @@
 //! consumed once per run, decided in the one script that consumes it. The registry
 //! `Keys::timer_queues` lists the queues that ever had a wait with a time.
 
+use super::limits::GroupHint;
 use super::store::{calls, Signalled, WaitFor, Waited};
 use crate::error::{Error, Result};
 use crate::queues::store::Queues;
@@ -72,22 +73,44 @@ impl Shard<'_, Queues> {
         if wait.until_ms > 0 || wait.timeout_ms > 0 {
             self.remember_timers(queue).await?;
         }
-        let k = self.keys.queue(queue);
-        let call = calls::WaitAgent {
-            keys: &k,
-            name,
-            token: &token.to_string(),
-            event: &wait.event,
-            until_ms: wait.until_ms,
-            timeout_ms: wait.timeout_ms,
-            request: &crate::store::request_field(request_id, || format!("wait|{name}|{token}")),
-            channel: &self.keys.announce(ChannelKind::Queue, queue),
-            queue,
-            retention_ms: self.policy.idempotency.retention_ms,
-            max_entries: self.policy.idempotency.max_entries,
+        let (mut k, mut group) = self.grouped_keys(queue);
+        let request = crate::store::request_field(request_id, || format!("wait|{name}|{token}"));
+        let channel = self.keys.announce(ChannelKind::Queue, queue);
+        let mut tries = 0;
+        let waited = loop {
+            let call = calls::WaitAgent {
+                keys: &k,
+                name,
+                token: &token.to_string(),
+                event: &wait.event,
+                until_ms: wait.until_ms,
+                timeout_ms: wait.timeout_ms,
+                request: &request,
+                channel: &channel,
+                queue,
+                retention_ms: self.policy.idempotency.retention_ms,
+                max_entries: self.policy.idempotency.max_entries,
+                group_name: &group,
+            };
+            match self.call(Path::WriteBack, call).await {
+                Err(e) => match self.group_hint(queue, &e) {
+                    Some(GroupHint::Group(g)) if tries < 3 => {
+                        tries += 1;
+                        (k, group) = (self.keys.queue(queue).in_group(&self.keys, &g), g);
+                    }
+                    _ => return Err(e),
+                },
+                Ok(waited) => break waited,
+            }
         };
-        match self.call(Path::WriteBack, call).await? {
+        match waited {
             Waited::Lost => Err(Error::LeaseLost(format!("{queue}/{name} token {token}"))),
+            Waited::Cancelled { worker } => {
+                // A cancelled run does not wait: it ends here as the holder's next heartbeat would
+                // end it (cancelled, its place given back), and the holder is told its lease is gone.
+                self.heartbeat(queue, &worker, &[(name, token, "")]).await?;
+                Err(Error::LeaseLost(format!("{queue}/{name} token {token}: the run was cancelled")))
+            }
             waited => Ok(waited),
         }
     }

@@ -204,6 +204,8 @@ pub struct Lease {
 pub enum Waited {
     /// The token does not hold the lease: nothing written.
     Lost,
+    /// The run is marked cancelled (CancelRun, a cascade): nothing written; the lease's holder.
+    Cancelled { worker: String },
     /// Waiting; until the wait's time (ms), 0 for none.
     Waiting { until_ms: i64, streak: u32 },
     /// Due now (at_ms) with the event: a signal kept before the wait, or consumed before.
@@ -217,6 +219,9 @@ impl FromReply for Waited {
         let code: i64 = r.next()?;
         if code == -1 {
             return Ok(Waited::Lost);
+        }
+        if code == -2 {
+            return Ok(Waited::Cancelled { worker: r.next()? });
         }
         let (time, streak): (i64, u32) = (r.next()?, r.next()?);
         match code % 10 {

@@ -257,6 +257,35 @@ async fn every_lease_end_gives_the_place_back() {
     env.client.heartbeat(beat).await.unwrap();
     assert_eq!(held(&mut a).await, 0, "the cancelled run gave its place back");
 
+    // A run that waits for an event (Complete with wait_for) holds no lease: its place goes back.
+    register(&mut env.client, "a", vec![agent("waiter", 0, 600_000)]).await;
+    let lease = acquire(&mut env.client, "a", "w", 1).await.pop().expect("due");
+    assert_eq!(held(&mut a).await, 1);
+    let wait = pb::WaitFor { event: "approve".into(), ..Default::default() };
+    let done = env.client.complete(pb::CompleteRequest {
+        wait_for: Some(wait.clone()),
+        ..complete_req(&lease, pb::Outcome::Unspecified)
+    });
+    assert!(done.await.unwrap().into_inner().waiting);
+    assert_eq!(held(&mut a).await, 0, "the wait gave its place back");
+
+    // A cancelled run that then waits does not wait: it ends cancelled, its place given back.
+    register(&mut env.client, "a", vec![agent("cancelled-waiter", 0, 600_000)]).await;
+    let lease = acquire(&mut env.client, "a", "w", 1).await.pop().expect("due");
+    env.client
+        .cancel_run(pb::CancelRunRequest { queue: "a".into(), name: lease.name.clone(), ..Default::default() })
+        .await
+        .unwrap();
+    let e = env
+        .client
+        .complete(pb::CompleteRequest { wait_for: Some(wait), ..complete_req(&lease, pb::Outcome::Unspecified) })
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&e), "LEASE_LOST", "{e:?}");
+    assert_eq!(held(&mut a).await, 0, "the cancelled run's wait gave its place back");
+    let gone = env.client.get_agent(pb::GetAgentRequest { queue: "a".into(), name: lease.name.clone() }).await;
+    assert_eq!(gone.unwrap_err().code(), Code::NotFound, "the cancelled one-shot run ended, not waiting");
+
     // Queue a leaves the group while its lease runs: the lease still gives the group's place back.
     register(&mut env.client, "a", vec![agent("leaver", 0, 600_000)]).await;
     let lease = acquire(&mut env.client, "a", "w", 1).await.pop().expect("due");

@@ -9,8 +9,11 @@
   - an event the run consumed already ('!<event>') is its delivery again (a retried attempt
     that waits for it again gets the same event: each event is consumed once per run);
   - a time already past times the wait out ('~<event>') and the agent is due now.
-  An agent unregistered while held is dropped with its run's record. A retry with a remembered
-  request field gets the first answer and changes nothing.
+  An agent unregistered while held is dropped with its run's record. A run CancelRun or a
+  cascade marked does not wait: the answer says so and nothing is written (Baton then ends the
+  run as the holder's heartbeat would, cancelled). The lease's place in a shared concurrency
+  group is given back (groupLimits). A retry with a remembered request field gets the first
+  answer and changes nothing.
 
   Input:
     KEYS of QueueKeys
@@ -26,6 +29,10 @@
     KEYS[9] waitat     ZSET name -> until (ms): the waits with a time
     KEYS[10] requests  ZSET request field -> remembered at (ms)
     KEYS[11] answers   HASH request field -> first answer JSON
+    KEYS[12] group     HASH the queue's shared concurrency group, as named by ARGV groupName
+                       (groupLimits): its limits and held counts; a queue in no group
+                       passes a key of its own slot, never touched
+    KEYS[13] groupblocked SET "<queue>|<channel>": member queues held back by the group
 
     ARGV[1] name (str)          agent name
     ARGV[2] token (str)         the lease's token (decimal)
@@ -37,9 +44,13 @@
     ARGV[8] queue (str)         queue name, published on channel
     ARGV[9] retentionMs (uint)  how long answers are remembered (at least)
     ARGV[10] maxEntries (uint)  most answers remembered per queue
+    ARGV[11] groupName (str)    the group whose keys these are ("" for none): a lease end
+                                gives the place back to its record's group (groupLimits)
 
   Output -> Waited:
     { -1 }                    LEASE_LOST: the token does not hold the lease; nothing written
+    { -2, worker }            the run is marked cancelled (CancelRun, a cascade): nothing written;
+                              worker is the lease's holder
     { 0, until, streak }      waiting (until: the wait's time, 0 for none)
     { 1, now, streak }        due now with the event (kept before the wait, or consumed before)
     { 2, now, streak }        due now, timed out (the time had passed)
@@ -57,15 +68,19 @@ local rcall = redis.call
 --@include remember
 --@include stepRecord
 --@include waitRecord
+--@include groupLimits
 
 local again = recall(K.answers, A.request)
 if again then return { again[1] + 10, again[2], again[3] } end
 local name, event, channel, queue = A.name, A.event, A.channel, A.queue
 local lease = parseLease(rcall('HGET', K.leases, name))
 if not lease or lease.token ~= A.token then return { -1 } end
+if lease.cancel then return { -2, lease.worker } end
+checkGroups(A.groupName, { lease.group })
 rcall('ZREM', K.working, name)
 rcall('HDEL', K.leases, name)
 keyLeaseEnded(K.limits, lease.key, 1, name)
+groupLeaseEnded(K, lease.group, 1, lease.key and { [lease.key] = 1 })
 wakeBlocked(K.limits, channel, queue)
 local now = nowMs()
 local answer
