@@ -626,6 +626,20 @@ mod tests {
             )
             .await;
         assert_eq!(lua, [1, 1, 1, 0]);
+        // A watched lease a cascade marked keeps both marks through a watched update's rewrite
+        // (recordStep, watchAgent): still a cascade, still watched, numbered on.
+        let both = "12|w|1795000000123|3600000000|kw3|half";
+        assert!(LeaseRecord::parse(both).is_some_and(|l| l.cancel && l.watch == Some(3)));
+        let lua: Vec<String> = redis
+            .eval_includes(
+                &["leaseRecord"],
+                "local l = parseLease(ARGV[1]) \
+                 local r = parseLease(rewriteLease(l, leaseFlags(l.cancel, l.watch + 1, l.cascade), l.progress)) \
+                 return { tostring(r.cancel), tostring(r.cascade), tostring(r.watch), r.progress }",
+                &[both.as_bytes()],
+            )
+            .await;
+        assert_eq!(lua, ["true", "true", "4", "half"]);
         // Not a lease record: None on both sides.
         for bad in ["", "x|w|1|2", "1|w|x|2"] {
             assert_eq!(LeaseRecord::parse(bad), None, "{bad:?}");
