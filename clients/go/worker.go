@@ -7,6 +7,7 @@
 package baton
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -71,6 +72,8 @@ type Worker struct {
 
 	mu       sync.Mutex
 	kick     chan struct{} // a progress report: heartbeat at once
+	waiters  map[leaseKey][]chan struct{}
+	sent     map[leaseKey][]chan struct{} // waiters whose progress went: closed on the answer
 	held     map[leaseKey]*run
 	progress map[leaseKey]string
 	results  map[leaseKey][]byte
@@ -90,18 +93,40 @@ func NewWorker(conn grpc.ClientConnInterface, queue, workerID string) *Worker {
 }
 
 // ReportProgress reports value (a small text, at most 256 bytes) for the run of lease: sent at
-// once on a heartbeat (WatchAgent streams it); GetAgent shows the last one while the run is held.
+// once on a heartbeat (WatchAgent streams it; GetAgent shows the last one while the run is
+// held). It returns once Baton answered that heartbeat (what the handler does next comes after
+// the progress), or after HeartbeatEvery at most.
 func (w *Worker) ReportProgress(lease *batonv1.Lease, value string) {
+	done := make(chan struct{})
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.progress == nil {
-		w.progress = map[leaseKey]string{}
+		w.progress, w.waiters, w.sent = map[leaseKey]string{}, map[leaseKey][]chan struct{}{}, map[leaseKey][]chan struct{}{}
 	}
-	w.progress[keyOf(lease)] = value
+	k := keyOf(lease)
+	w.progress[k] = value
+	w.waiters[k] = append(w.waiters[k], done)
 	select {
 	case w.kick <- struct{}{}:
 	default: // a heartbeat is due already
 	}
+	every := w.HeartbeatEvery
+	w.mu.Unlock()
+	timer := time.NewTimer(cmp.Or(every, 3*time.Second))
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+	}
+}
+
+// progressAnswered wakes the ReportProgress calls whose heartbeat of k was answered.
+func (w *Worker) progressAnswered(k leaseKey) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, done := range w.sent[k] {
+		close(done)
+	}
+	delete(w.sent, k)
 }
 
 // WaitFor, returned by a handler (as its error), ends the run by waiting for Event (a Signal of
@@ -401,6 +426,10 @@ func (s *session) answer(ctx context.Context, resp *batonv1.SessionResponse) {
 	}
 	for _, lost := range resp.GetLost() {
 		w.markLost(leaseKey{lost.GetName(), lost.GetToken()}, cancelled)
+		w.progressAnswered(leaseKey{lost.GetName(), lost.GetToken()})
+	}
+	for _, e := range resp.GetExtended() {
+		w.progressAnswered(leaseKey{e.GetName(), e.GetToken()})
 	}
 	for _, lease := range resp.GetLeases() {
 		if ctx == nil || ctx.Err() != nil {
@@ -479,6 +508,10 @@ func (s *session) heartbeats() *batonv1.SessionRequest {
 		if !r.lost {
 			m.Heartbeats = append(m.Heartbeats, &batonv1.SessionLease{Name: k.name, Token: k.token, Progress: w.progress[k]})
 			delete(w.progress, k)
+			if len(w.waiters[k]) > 0 {
+				w.sent[k] = append(w.sent[k], w.waiters[k]...)
+				delete(w.waiters, k)
+			}
 		}
 	}
 	return m

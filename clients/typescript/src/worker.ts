@@ -117,6 +117,8 @@ export class Worker {
   private readonly owned: boolean;
   private readonly held = new Map<string, Run>();
   private readonly progress = new Map<string, string>();
+  /** reportProgress calls whose heartbeat went, resolved by its answer. */
+  private readonly progressSent = new Map<string, (() => void)[]>();
   private readonly stopping = new AbortController();
   /** Completions sent (or to send) that Baton has not answered, with their runs' spans. */
   private readonly unanswered = new Map<string, { completion: SessionCompletion; span: Span; failure?: { error: unknown } }>();
@@ -148,13 +150,18 @@ export class Worker {
   }
 
   /** Reports `value` (a small text, at most 256 bytes) for the run of `lease`: sent at once on a
-   *  heartbeat of its own (WatchAgent streams it); GetAgent shows the last one while the run is held. */
-  reportProgress(lease: { name: string; token: bigint }, value: string): void {
+   *  heartbeat of its own (WatchAgent streams it; GetAgent shows the last one while the run is
+   *  held). Resolves once Baton answered that heartbeat (what the handler does next comes after
+   *  the progress), or after heartbeatMs at most. */
+  reportProgress(lease: { name: string; token: bigint }, value: string): Promise<void> {
     this.progress.set(key(lease), value);
-    if (this.call && this.held.has(key(lease))) {
-      this.progress.delete(key(lease));
-      this.call.write({ ...emptyRequest(), heartbeats: [{ name: lease.name, token: lease.token, progress: value }] });
-    }
+    if (!this.call || !this.held.has(key(lease))) return Promise.resolve(); // sent on the next heartbeat
+    this.progress.delete(key(lease));
+    this.call.write({ ...emptyRequest(), heartbeats: [{ name: lease.name, token: lease.token, progress: value }] });
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, this.options.heartbeatMs);
+      this.progressSent.set(key(lease), [...(this.progressSent.get(key(lease)) ?? []), () => { clearTimeout(timer); resolve(); }]);
+    });
   }
 
   /** Records `step` of the run of `lease` with its result (AgentService.RecordStep, fenced by the
@@ -287,6 +294,10 @@ export class Worker {
       this.unanswered.delete(key(c));
       if (c.leaseLost) this.options.logger.warn(`completion of ${c.name} token ${c.token} refused: the lease was lost`);
       if (u) endProcessSpan(u.span, c.leaseLost ? "LOST" : outcomeName(c.response?.outcome ?? u.completion.outcome), u.failure);
+    }
+    for (const ref of [...response.extended, ...response.lost]) {
+      this.progressSent.get(key(ref))?.forEach((answered) => answered());
+      this.progressSent.delete(key(ref));
     }
     const cancelled = new Set(response.cancelled.map(key));
     for (const lost of response.lost) {

@@ -52,7 +52,7 @@ function startWorker(c: Command): void {
       const steps: string[] = c.handler?.mode === "steps" ? c.handler.steps : [];
       for (const [i, step] of steps.entries()) {
         if (recordedStep(lease, step) !== undefined) continue;
-        if (c.handler.progress) worker.reportProgress(lease, `${i + 1}/${steps.length}`);
+        if (c.handler.progress) await worker.reportProgress(lease, `${i + 1}/${steps.length}`);
         const answer = await worker.recordStep(lease, step, `r-${step}`);
         emit({ event: "step", ...run, step, recorded: answer.recorded });
         if (step === c.handler.fail_after) { failing = true; break; }
