@@ -2,6 +2,8 @@ package baton
 
 import (
 	"context"
+	"io"
+	"iter"
 	"time"
 
 	"google.golang.org/grpc"
@@ -72,6 +74,8 @@ type Job struct {
 	// (RegisteredAgent.Debounced).
 	IdempotencyMode batonv1.IdempotencyMode
 	Debounce        time.Duration
+	// WaitFor gates the first run on an event (an approval) or a timeout.
+	WaitFor *WaitFor
 }
 
 // Parent names a parent of a Job: Queue "" is the Job's own; OnFailure unspecified is the Job's
@@ -102,6 +106,9 @@ func (j Job) agent() *batonv1.Agent {
 	}
 	if j.Debounce > 0 {
 		a.Debounce = durationpb.New(j.Debounce)
+	}
+	if j.WaitFor != nil {
+		a.WaitFor = j.WaitFor.proto()
 	}
 	for _, p := range j.After {
 		a.After = append(a.After, &batonv1.AgentRef{Queue: p.Queue, Name: p.Name, OnFailure: p.OnFailure})
@@ -186,6 +193,45 @@ func (p *Producer) AwaitAfter(ctx context.Context, queue, name string, afterToke
 			return resp.GetResult(), nil
 		default:
 			b.reset()
+		}
+	}
+}
+
+// Signal sends event (with payload) to the agent: a run waiting for it is woken (Delivered),
+// else it is kept for the agent's next wait (Kept). It carries ctx's request id (WithRequestID;
+// else a fresh one), so a retry with the same id answers Duplicate instead of sending it twice.
+// NOT_FOUND: no such agent.
+func (p *Producer) Signal(ctx context.Context, queue, name, event string, payload []byte) (*batonv1.SignalResponse, error) {
+	return p.Agents.Signal(ctx, &batonv1.SignalRequest{Queue: queue, Name: name, Event: event, Payload: payload, RequestId: requestID(ctx)})
+}
+
+// Watch follows the agent's progress (AgentService.WatchAgent): a snapshot, then each update
+// (lease granted, progress, step), last the FINISHED update with its Finish; then it ends. Each
+// stream is held at most AwaitWait (within ctx's deadline) and opened again. It ends with ctx's
+// error when ctx is done first, or with the gRPC error (NOT_FOUND: no such agent, no finish kept).
+func (p *Producer) Watch(ctx context.Context, queue, name string) iter.Seq2[*batonv1.WatchAgentResponse, error] {
+	return func(yield func(*batonv1.WatchAgentResponse, error) bool) {
+		for {
+			wait := AwaitWait
+			if deadline, ok := ctx.Deadline(); ok {
+				wait = min(wait, max(0, time.Until(deadline)))
+			}
+			stream, err := p.Agents.WatchAgent(ctx, &batonv1.WatchAgentRequest{Queue: queue, Name: name, Wait: durationpb.New(wait)})
+			for err == nil {
+				var u *batonv1.WatchAgentResponse
+				if u, err = stream.Recv(); err == nil {
+					if !yield(u, nil) || u.GetUpdate() == batonv1.WatchUpdate_WATCH_UPDATE_FINISHED {
+						return
+					}
+				}
+			}
+			if ctx.Err() != nil {
+				err = ctx.Err()
+			} else if err == io.EOF {
+				continue // the stream's wait is over: open another
+			}
+			yield(nil, err)
+			return
 		}
 	}
 }

@@ -7,6 +7,7 @@
 package baton
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -40,7 +41,8 @@ var ErrShutdown = errors.New("baton: worker stopping")
 // *Failure or an HTTPStatusError, else the error's type name); its message goes whole (Baton
 // clips a long one). ctx is cancelled (cause ErrLeaseLost, ErrRunCancelled or ErrShutdown) when
 // the result no longer matters. A handler reports progress with Worker.ReportProgress and sets
-// the run's result with Worker.SetResult; its lease's Parents are its parents' results. ctx
+// the run's result with Worker.SetResult; its lease's Parents are its parents' results.
+// Returning a WaitFor ends the run by waiting (its next lease's Event says what woke it). ctx
 // carries the OpenTelemetry span of the run ("process <queue>").
 type Handler func(ctx context.Context, lease *batonv1.Lease) error
 
@@ -69,6 +71,9 @@ type Worker struct {
 	TracerProvider trace.TracerProvider
 
 	mu       sync.Mutex
+	kick     chan struct{} // a progress report: heartbeat at once
+	waiters  map[leaseKey][]chan struct{}
+	sent     map[leaseKey][]chan struct{} // waiters whose progress went: closed on the answer
 	held     map[leaseKey]*run
 	progress map[leaseKey]string
 	results  map[leaseKey][]byte
@@ -87,15 +92,59 @@ func NewWorker(conn grpc.ClientConnInterface, queue, workerID string) *Worker {
 	}
 }
 
-// ReportProgress reports value (a small text, at most 256 bytes) for the run of lease: sent
-// with the lease's next heartbeat; GetAgent shows the last one while the run is held.
+// ReportProgress reports value (a small text, at most 256 bytes) for the run of lease: sent at
+// once on a heartbeat (WatchAgent streams it; GetAgent shows the last one while the run is
+// held). It returns once Baton answered that heartbeat (what the handler does next comes after
+// the progress), or after HeartbeatEvery at most.
 func (w *Worker) ReportProgress(lease *batonv1.Lease, value string) {
+	done := make(chan struct{})
+	w.mu.Lock()
+	if w.progress == nil {
+		w.progress, w.waiters, w.sent = map[leaseKey]string{}, map[leaseKey][]chan struct{}{}, map[leaseKey][]chan struct{}{}
+	}
+	k := keyOf(lease)
+	w.progress[k] = value
+	w.waiters[k] = append(w.waiters[k], done)
+	select {
+	case w.kick <- struct{}{}:
+	default: // a heartbeat is due already
+	}
+	every := w.HeartbeatEvery
+	w.mu.Unlock()
+	timer := time.NewTimer(cmp.Or(every, 3*time.Second))
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+	}
+}
+
+// progressAnswered wakes the ReportProgress calls whose heartbeat of k was answered.
+func (w *Worker) progressAnswered(k leaseKey) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.progress == nil {
-		w.progress = map[leaseKey]string{}
+	for _, done := range w.sent[k] {
+		close(done)
 	}
-	w.progress[keyOf(lease)] = value
+	delete(w.sent, k)
+}
+
+// WaitFor, returned by a handler (as its error), ends the run by waiting for Event (a Signal of
+// it), for Timeout (then the next lease's Event is TimedOut), or the first of both; the run's
+// next lease carries what woke it (lease.GetEvent()). As a Job's WaitFor, it gates the first run.
+type WaitFor struct {
+	Event   string
+	Timeout time.Duration
+}
+
+func (f WaitFor) Error() string { return "baton: waiting for " + f.Event }
+
+func (f WaitFor) proto() *batonv1.WaitFor {
+	p := &batonv1.WaitFor{Event: f.Event}
+	if f.Timeout > 0 {
+		p.Timeout = durationpb.New(f.Timeout)
+	}
+	return p
 }
 
 // SetResult sets the result of the run of lease, sent with its completion when the handler
@@ -182,10 +231,12 @@ func (w *Worker) Run(ctx context.Context, handler Handler) error {
 	s.done = make(chan *run, s.maxLeases)
 	w.mu.Lock()
 	w.held = map[leaseKey]*run{}
+	w.kick = make(chan struct{}, 1)
+	kick := w.kick
 	w.mu.Unlock()
 	var b backoff
 	for {
-		served, err := s.stream(ctx)
+		served, err := s.stream(ctx, kick)
 		if s.stopped {
 			return nil
 		}
@@ -204,7 +255,7 @@ func (w *Worker) Run(ctx context.Context, handler Handler) error {
 // stream opens one Session and works on it until it breaks (err: why; nil when the server
 // ended it) or ctx is done (then it stops the worker, on this stream: the one open, or a last one
 // opened to stop on). served: the server answered once.
-func (s *session) stream(ctx context.Context) (served bool, err error) {
+func (s *session) stream(ctx context.Context, kick <-chan struct{}) (served bool, err error) {
 	w := s.w
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
@@ -251,6 +302,10 @@ func (s *session) stream(ctx context.Context) (served bool, err error) {
 		case r := <-s.done:
 			// A failed Send means the stream broke: Recv says why, and the completions go again.
 			_ = stream.Send(s.finished(r))
+		case <-kick:
+			if m := s.heartbeats(); len(m.Heartbeats) > 0 {
+				_ = stream.Send(m)
+			}
 		case <-beat.C:
 			if m := s.heartbeats(); len(m.Heartbeats) > 0 {
 				_ = stream.Send(m)
@@ -371,6 +426,10 @@ func (s *session) answer(ctx context.Context, resp *batonv1.SessionResponse) {
 	}
 	for _, lost := range resp.GetLost() {
 		w.markLost(leaseKey{lost.GetName(), lost.GetToken()}, cancelled)
+		w.progressAnswered(leaseKey{lost.GetName(), lost.GetToken()})
+	}
+	for _, e := range resp.GetExtended() {
+		w.progressAnswered(leaseKey{e.GetName(), e.GetToken()})
 	}
 	for _, lease := range resp.GetLeases() {
 		if ctx == nil || ctx.Err() != nil {
@@ -413,10 +472,18 @@ func (s *session) finish(r *run, m *batonv1.SessionRequest) {
 	w.mu.Unlock()
 	s.running--
 	m.Credit++
-	recordHandlerError(r.span, r.err)
+	var wait WaitFor
+	waiting := errors.As(r.err, &wait)
+	if !waiting {
+		recordHandlerError(r.span, r.err)
+	}
 	switch {
 	case lost:
 		r.span.End()
+	case waiting:
+		c := &batonv1.SessionCompletion{Name: k.name, Token: k.token, WaitFor: wait.proto()}
+		s.unanswered[k] = &answered{c, r.span}
+		m.Completions = append(m.Completions, c)
 	case r.err != nil && r.ctx.Err() != nil:
 		m.Releases = append(m.Releases, w.releaseOf(k))
 		r.span.End()
@@ -441,6 +508,10 @@ func (s *session) heartbeats() *batonv1.SessionRequest {
 		if !r.lost {
 			m.Heartbeats = append(m.Heartbeats, &batonv1.SessionLease{Name: k.name, Token: k.token, Progress: w.progress[k]})
 			delete(w.progress, k)
+			if len(w.waiters[k]) > 0 {
+				w.sent[k] = append(w.sent[k], w.waiters[k]...)
+				delete(w.waiters, k)
+			}
 		}
 	}
 	return m

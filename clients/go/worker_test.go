@@ -240,3 +240,36 @@ func TestWorkerInvalidSessionIsReturned(t *testing.T) {
 		t.Fatalf("Run = %v, want INVALID_ARGUMENT", err)
 	}
 }
+
+// A handler that returns WaitFor ends its run waiting; Producer.Signal wakes it with the event on
+// its next lease, and the run's result reaches Await.
+func TestWaitForEndsTheRunUntilASignal(t *testing.T) {
+	queue := unique("q")
+	p := baton.NewProducer(server.conn)
+	if _, err := p.Register(context.Background(), queue, baton.Job{Name: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorker(queue)
+	waiting := make(chan struct{})
+	defer start(w, func(ctx context.Context, lease *batonv1.Lease) error {
+		if e := lease.GetEvent(); e != nil {
+			w.SetResult(lease, []byte(e.GetEvent()+":"+string(e.GetPayload())))
+			return nil
+		}
+		defer close(waiting)
+		return baton.WaitFor{Event: "approve"}
+	})()
+	<-waiting
+	var answer *batonv1.SignalResponse
+	eventually(t, 5*time.Second, "the signal delivered", func() bool {
+		r, err := p.Signal(context.Background(), queue, "a", "approve", []byte("ok"))
+		answer = r
+		return err == nil && (r.GetDelivered() || r.GetKept())
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	result, err := p.Await(ctx, queue, "a")
+	if err != nil || string(result.GetResult()) != "approve:ok" {
+		t.Fatalf("await: %v %q (signal %v)", err, result.GetResult(), answer)
+	}
+}

@@ -15,6 +15,9 @@ import {
   RegisterBatchResponse,
   RegisterRequest,
   RegisterResponse,
+  SignalResponse,
+  WatchAgentResponse,
+  WatchUpdate,
 } from "./gen/baton/v1/agent";
 import { OfferResponse } from "./gen/baton/v1/claim";
 import { ScheduleResponse } from "./gen/baton/v1/schedule";
@@ -170,6 +173,46 @@ export class Producer {
   async getBatch(batch: string): Promise<BatchStatus> {
     const agentsClient = this.client.agents;
     return (await unary(agentsClient.getBatch.bind(agentsClient), { batch })).status!;
+  }
+
+  /**
+   * Sends `event` (with `payload`) to the agent: a run waiting for it is woken (`delivered`), else
+   * it is kept for the agent's next wait (`kept`). The request id (default: a random one, the same
+   * for its retries) makes a retry after an unknown outcome answer `duplicate` instead of sending
+   * it twice. NOT_FOUND: no such agent.
+   */
+  signal(queue: string, name: string, event: string, payload: Uint8Array | string = "", requestId = ""): Promise<SignalResponse> {
+    const agents = this.client.agents;
+    const bytes = typeof payload === "string" ? Buffer.from(payload, "utf8") : Buffer.from(payload);
+    return idempotent(agents.signal.bind(agents), { queue, name, event, payload: bytes, requestId });
+  }
+
+  /**
+   * The agent's progress as it happens (AgentService.WatchAgent): a snapshot, then each update
+   * (lease granted, progress, step), last the FINISHED update with its `finish`; then it ends. Each
+   * stream is held at most AWAIT_WAIT_MS and opened again; it ends without a finish once
+   * `timeoutMs` passed. Rejects with the gRPC error (NOT_FOUND: no such agent and no finish kept).
+   */
+  async *watch(queue: string, name: string, options: AwaitOptions = {}): AsyncGenerator<WatchAgentResponse> {
+    const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
+    const agents = this.client.agents;
+    for (;;) {
+      const waitMs = deadline === undefined ? AWAIT_WAIT_MS : Math.min(AWAIT_WAIT_MS, Math.max(0, deadline - Date.now()));
+      const call = agents.watchAgent({ queue, name, afterToken: options.afterToken ?? 0n, wait: duration(waitMs) },
+        { deadline: Date.now() + waitMs + 5_000 });
+      const cancel = () => call.cancel();
+      options.signal?.addEventListener("abort", cancel, { once: true });
+      try {
+        for await (const update of call as AsyncIterable<WatchAgentResponse>) {
+          yield update;
+          if (update.update === WatchUpdate.WATCH_UPDATE_FINISHED) return;
+        }
+      } finally {
+        options.signal?.removeEventListener("abort", cancel);
+        call.cancel();
+      }
+      if (deadline !== undefined && Date.now() >= deadline) return;
+    }
   }
 
   /** Schedules a message for `receiver` (see Scheduler.schedule). */

@@ -30,7 +30,17 @@ import { endProcessSpan, startLeaseSpan } from "./tracing";
  * string sent as UTF-8) is the run's result: Await answers it and the agent's children see it in
  * `lease.parents` (the results of this lease's own parents). Throwing completes it with a failure.
  */
-export type Handler = (lease: Lease, signal: AbortSignal) => Promise<Uint8Array | string | void>;
+export type Handler = (lease: Lease, signal: AbortSignal) => Promise<Uint8Array | string | WaitFor | void>;
+
+/** Returned (or thrown) by a handler: the run ends its lease by waiting for `event` (a Signal of
+ *  it), or for `timeoutMs` (then its next lease's `lease.event` is `timedOut`), or the first of
+ *  both. Its next lease carries what woke it in `lease.event`. */
+export class WaitFor {
+  constructor(readonly event: string, readonly timeoutMs?: number) {}
+}
+
+/** `return waitFor({ event: "approve", timeoutMs: 60_000 })` from a handler (see WaitFor). */
+export const waitFor = (o: { event?: string; timeoutMs?: number }) => new WaitFor(o.event ?? "", o.timeoutMs);
 
 /** The result of `step` as an earlier attempt of this run recorded it (`lease.steps`), or
  *  undefined: a handler skips the steps a retried run's lease carries. */
@@ -43,6 +53,16 @@ export class LeaseLostError extends Error {
   constructor(readonly lease: Lease) {
     super(`lease lost: ${lease.queue}/${lease.name} token ${lease.token}`);
     this.name = "LeaseLostError";
+  }
+}
+
+/** The reason of a handler's aborted signal when its run was cancelled (AgentService.CancelRun,
+ *  or a cascade from an ancestor's). */
+export class RunCancelledError extends LeaseLostError {
+  constructor(lease: Lease) {
+    super(lease);
+    this.message = `run cancelled: ${lease.queue}/${lease.name} token ${lease.token}`;
+    this.name = "RunCancelledError";
   }
 }
 
@@ -97,6 +117,8 @@ export class Worker {
   private readonly owned: boolean;
   private readonly held = new Map<string, Run>();
   private readonly progress = new Map<string, string>();
+  /** reportProgress calls whose heartbeat went, resolved by its answer. */
+  private readonly progressSent = new Map<string, (() => void)[]>();
   private readonly stopping = new AbortController();
   /** Completions sent (or to send) that Baton has not answered, with their runs' spans. */
   private readonly unanswered = new Map<string, { completion: SessionCompletion; span: Span; failure?: { error: unknown } }>();
@@ -127,10 +149,19 @@ export class Worker {
     };
   }
 
-  /** Reports `value` (a small text, at most 256 bytes) for the run of `lease`: sent with the
-   *  lease's next heartbeat; GetAgent shows the last one while the run is held. */
-  reportProgress(lease: { name: string; token: bigint }, value: string): void {
+  /** Reports `value` (a small text, at most 256 bytes) for the run of `lease`: sent at once on a
+   *  heartbeat of its own (WatchAgent streams it; GetAgent shows the last one while the run is
+   *  held). Resolves once Baton answered that heartbeat (what the handler does next comes after
+   *  the progress), or after heartbeatMs at most. */
+  reportProgress(lease: { name: string; token: bigint }, value: string): Promise<void> {
     this.progress.set(key(lease), value);
+    if (!this.call || !this.held.has(key(lease))) return Promise.resolve(); // sent on the next heartbeat
+    this.progress.delete(key(lease));
+    this.call.write({ ...emptyRequest(), heartbeats: [{ name: lease.name, token: lease.token, progress: value }] });
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, this.options.heartbeatMs);
+      this.progressSent.set(key(lease), [...(this.progressSent.get(key(lease)) ?? []), () => { clearTimeout(timer); resolve(); }]);
+    });
   }
 
   /** Records `step` of the run of `lease` with its result (AgentService.RecordStep, fenced by the
@@ -264,10 +295,19 @@ export class Worker {
       if (c.leaseLost) this.options.logger.warn(`completion of ${c.name} token ${c.token} refused: the lease was lost`);
       if (u) endProcessSpan(u.span, c.leaseLost ? "LOST" : outcomeName(c.response?.outcome ?? u.completion.outcome), u.failure);
     }
+    for (const ref of [...response.extended, ...response.lost]) {
+      this.progressSent.get(key(ref))?.forEach((answered) => answered());
+      this.progressSent.delete(key(ref));
+    }
+    const cancelled = new Set(response.cancelled.map(key));
     for (const lost of response.lost) {
       const run = this.held.get(key(lost));
       if (!run || run.lost) continue;
       run.lost = true;
+      if (cancelled.has(key(lost))) {
+        run.abort.abort(new RunCancelledError(run.lease));
+        continue;
+      }
       this.options.logger.warn(`lease ${lost.queue}/${lost.name} token ${lost.token} lost; aborting its handler`);
       run.abort.abort(new LeaseLostError(run.lease));
     }
@@ -286,12 +326,14 @@ export class Worker {
     const { span, context: spanContext } = startLeaseSpan(lease);
     run.done = (async () => {
       let failure: { error: unknown } | undefined;
-      let result: Uint8Array | string | void = undefined;
+      let result: Uint8Array | string | WaitFor | void = undefined;
       try {
         result = await context.with(spanContext, () => this.handler(lease, run.abort.signal));
       } catch (error) {
-        failure = { error };
+        if (error instanceof WaitFor) result = error;
+        else failure = { error };
       }
+      const wait = result instanceof WaitFor ? result : undefined;
       if (run.released) return endProcessSpan(span, "RELEASED", failure);
       this.held.delete(key(lease));
       this.progress.delete(key(lease));
@@ -308,12 +350,13 @@ export class Worker {
         const completion: SessionCompletion = {
           name: lease.name,
           token: lease.token,
-          outcome: report ? report.outcome : Outcome.OUTCOME_SUCCESS,
+          outcome: report ? report.outcome : wait ? Outcome.OUTCOME_UNSPECIFIED : Outcome.OUTCOME_SUCCESS,
           message: report?.message ?? "",
           retryAfter: report?.retryAfterMs !== undefined ? duration(report.retryAfterMs) : undefined,
           errorClass: report?.errorClass ?? "",
           httpStatus: report?.httpStatus ?? 0,
-          result: failure || !result ? Buffer.alloc(0) : typeof result === "string" ? Buffer.from(result, "utf8") : Buffer.from(result),
+          result: failure || !result || wait ? Buffer.alloc(0) : typeof result === "string" ? Buffer.from(result, "utf8") : Buffer.from(result as Uint8Array),
+          waitFor: wait && { event: wait.event, until: undefined, timeout: wait.timeoutMs === undefined ? undefined : duration(wait.timeoutMs) },
         };
         this.unanswered.set(key(lease), { completion, span, failure });
         this.pending.completions.push(completion);

@@ -8,7 +8,7 @@ import { context, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import {
   agent, AgentResult, AgentSpec, BatchStatus, Claimer, duration, isServiceError, Leadership, Lease, LeaseLostError, parseTraceparent, Producer,
-  recordedStep, ShutdownError, Worker,
+  recordedStep, RunCancelledError, ShutdownError, unary, waitFor, Worker,
 } from "../src";
 
 const target = process.env.BATON_TARGET;
@@ -22,6 +22,7 @@ const emit = (event: Record<string, unknown>) =>
 const codeName = (err: unknown) => (isServiceError(err) ? status[err.code] : String(err));
 // The reason the helper gave a cancelled handler (its signal's reason), as DRIVER.md spells it.
 const cancelReason = (reason: unknown) => {
+  if (reason instanceof RunCancelledError) return "RUN_CANCELLED";
   if (reason instanceof LeaseLostError) return "LEASE_LOST";
   if (reason instanceof ShutdownError) return "SHUTDOWN";
   return String(reason);
@@ -37,11 +38,21 @@ function startWorker(c: Command): void {
   const handler = async (lease: Lease, signal: AbortSignal) => {
     const run = { id, name: lease.name, token: lease.token };
     const parents = lease.parents.map((p) => ({ queue: p.queue, name: p.name, finish: agent.finishToJSON(p.finish), result: p.result.toString() }));
-    emit({ event: "started", ...run, parents, steps: lease.steps.map((s) => s.name) });
+    const e = lease.event;
+    const leaseEvent = e ? { event: e.event, payload: e.payload.toString(), timed_out: e.timedOut } : null;
+    emit({ event: "started", ...run, parents, steps: lease.steps.map((s) => s.name), lease_event: leaseEvent });
+    let waiting = false;
     try {
+      if (c.handler?.mode === "wait_for_event") {
+        if (e) return e.timedOut ? `timeout:${e.event}` : `${e.event}:${e.payload.toString()}`;
+        waiting = true;
+        return waitFor({ event: c.handler.event, timeoutMs: c.handler.timeout_ms });
+      }
       let failing = c.handler?.mode === "fail";
-      for (const step of c.handler?.mode === "steps" ? (c.handler.steps as string[]) : []) {
+      const steps: string[] = c.handler?.mode === "steps" ? c.handler.steps : [];
+      for (const [i, step] of steps.entries()) {
         if (recordedStep(lease, step) !== undefined) continue;
+        if (c.handler.progress) await worker.reportProgress(lease, `${i + 1}/${steps.length}`);
         const answer = await worker.recordStep(lease, step, `r-${step}`);
         emit({ event: "step", ...run, step, recorded: answer.recorded });
         if (step === c.handler.fail_after) { failing = true; break; }
@@ -61,7 +72,7 @@ function startWorker(c: Command): void {
       }
       return (c.handler?.result ?? "").replaceAll("{name}", lease.name) || undefined;
     } finally {
-      emit({ event: "finished", ...run });
+      emit({ event: waiting ? "waiting" : "finished", ...run });
     }
   };
   const worker = new Worker(target!, c.queue, c.worker_id ?? id, handler,
@@ -95,6 +106,7 @@ const MODES: Record<string, agent.IdempotencyMode> = {
 
 /** A one-shot agent `name` with the command's parents, idempotency key, mode and ttl. */
 const agentOf = (c: Command, name: string): AgentSpec => ({
+  waitFor: c.wait_for && { event: c.wait_for.event, timeout: c.wait_for.timeout_ms === undefined ? undefined : duration(c.wait_for.timeout_ms) },
   name, after: (c.after ?? []).map((p: Command) => ({ queue: p.queue ?? "", name: p.name })), idempotencyKey: c.idempotency_key ?? "",
   idempotencyMode: MODES[c.idempotency_mode ?? ""], debounce: c.debounce_ms === undefined ? undefined : duration(c.debounce_ms),
   ttl: c.ttl_ms === undefined ? undefined : duration(c.ttl_ms),
@@ -143,10 +155,43 @@ async function claim(c: Command): Promise<void> {
   }
 }
 
+async function watch(c: Command): Promise<void> {
+  const names = (steps: { name: string }[]) => steps.map((s) => s.name);
+  try {
+    for await (const u of producer.watch(c.queue, c.name, { timeoutMs: c.timeout_ms })) {
+      emit({ event: "watch_update", id: c.id, update: agent.watchUpdateToJSON(u.update), state: agent.agentStateToJSON(u.state),
+        token: u.token, sequence: u.sequence, progress: u.progress, steps: names(u.steps) });
+      const f = u.finish;
+      if (f?.done) return void emit({ event: "watched", id: c.id, done: true, finish: agent.finishToJSON(f.result!.finish), result: f.result!.result.toString(), steps: names(f.steps) });
+    }
+    emit({ event: "watched", id: c.id, done: false });
+  } catch (err) {
+    emit({ event: "failed", id: c.id, code: codeName(err) });
+  }
+}
+
 async function handle(c: Command): Promise<void> {
   switch (c.cmd) {
     case "register": return register(c);
     case "call": return awaited(c, producer.registerAndAwait(c.queue, agentOf(c, c.name), { timeoutMs: c.timeout_ms }));
+    case "signal": {
+      try {
+        const a = await producer.signal(c.queue, c.name, c.event, c.payload, c.request_id);
+        return void emit({ event: "signalled", id: c.id, delivered: a.delivered, kept: a.kept, duplicate: a.duplicate, consumed: a.consumed });
+      } catch (err) {
+        return void emit({ event: "failed", id: c.id, code: codeName(err) });
+      }
+    }
+    case "watch": return watch(c);
+    case "cancel": {
+      const agents = producer.client.agents;
+      try {
+        const a = await unary(agents.cancelRun.bind(agents), { queue: c.queue, name: c.name, cascade: c.cascade ?? false });
+        return void emit({ event: "cancel", id: c.id, requested: a.requested, cascaded: a.cascaded });
+      } catch (err) {
+        return void emit({ event: "failed", id: c.id, code: codeName(err) });
+      }
+    }
     case "await": return awaited(c, producer.awaitResult(c.queue, c.name, { timeoutMs: c.timeout_ms }));
     case "batch": {
       const answer = await producer.registerBatch(c.batch, c.queue, named(c.names),

@@ -68,7 +68,7 @@ before(async () => {
   claims = new ClaimServiceClient(baton.addr, credentials.createInsecure());
   const def = (name: string, key: string, maxAttempts: number) => ({
     name, interval: duration(3_600_000), timeout: duration(60_000), errorInterval: duration(3_600_000),
-    payload: Buffer.from(""), labels: { team: "growth" }, maxAttempts, cron: "", timeZone: "", catchUp: 0, key, priority: 0, traceparent: "", after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined,
+    payload: Buffer.from(""), labels: { team: "growth" }, maxAttempts, cron: "", timeZone: "", catchUp: 0, key, priority: 0, traceparent: "", after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined, waitFor: undefined,
   });
   await unary(agents.register.bind(agents), {
     requestId: "",
@@ -80,11 +80,11 @@ before(async () => {
   assert.equal(got.leases.length, 5);
   for (const l of got.leases.filter((l) => l.name.startsWith("bounce"))) {
     await unary(agents.complete.bind(agents), { requestId: "", queue, name: l.name, token: l.token, outcome: Outcome.OUTCOME_SERVER_ERROR,
-      message: "upstream 502", retryAfter: undefined, errorClass: "", httpStatus: 0, result: Buffer.from("") });
+      message: "upstream 502", retryAfter: undefined, errorClass: "", httpStatus: 0, result: Buffer.from(""), waitFor: undefined });
   }
   for (const l of got.leases.filter((l) => l.name !== "digest-1" && !l.name.startsWith("bounce"))) {
     await unary(agents.complete.bind(agents), { requestId: "", queue, name: l.name, token: l.token, outcome: Outcome.OUTCOME_SUCCESS,
-      message: "", retryAfter: undefined, errorClass: "", httpStatus: 0, result: Buffer.from("") });
+      message: "", retryAfter: undefined, errorClass: "", httpStatus: 0, result: Buffer.from(""), waitFor: undefined });
   }
   await unary(claims.offer.bind(claims), { requestId: "", pool, resources: [{ id: "sb-1", attributes: {} }, { id: "sb-2", attributes: {} }] });
   leaders = new LeaderServiceClient(baton.addr, credentials.createInsecure());
@@ -343,7 +343,7 @@ test("an agent's parents and children, and a batch's counts and callbacks", asyn
   const ingest = unique("ingest"), transform = unique("transform"), exporting = unique("export"), batch = unique("nightly");
   const complete = (q: string, name: string, token: bigint, outcome: Outcome, result: string, message = "") =>
     unary(agents.complete.bind(agents), { requestId: "", queue: q, name, token, outcome, message, retryAfter: undefined,
-      errorClass: "", httpStatus: 0, result: Buffer.from(result) });
+      errorClass: "", httpStatus: 0, result: Buffer.from(result), waitFor: undefined });
   // Leases of up to n agents; with `want`, long polls until that many were granted (children
   // are released after their parent's Complete, not within it).
   const acquire = async (q: string, n: number, want = 0) => {
@@ -547,7 +547,7 @@ test("a queue of 100,000 agents: one page at a time, search finds the last, live
   const def = (i: number) => ({
     name: name(i), interval: duration(3_600_000), timeout: duration(60_000), errorInterval: duration(3_600_000),
     payload: Buffer.from(i === N - 1 ? JSON.stringify({ report: "weekly", to: "ops@example.com" }) : ""), labels: { shard: String(i % 16) },
-    maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "", after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined,
+    maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "", after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined, waitFor: undefined,
   });
   const loadStart = Date.now();
   for (let b = 0; b < N / BATCH; b += 4) {
@@ -609,7 +609,7 @@ test("a queue of 100,000 agents: one page at a time, search finds the last, live
   assert.equal(await page.locator(`tr[data-agent="${lease.name}"] td`).nth(3).textContent(), "worker-big");
   const readsBefore = reads;
   await unary(agents.complete.bind(agents), { requestId: "", queue: big, name: lease.name, token: lease.token,
-    outcome: Outcome.OUTCOME_SUCCESS, message: "", retryAfter: undefined, errorClass: "", httpStatus: 0, result: Buffer.from("") });
+    outcome: Outcome.OUTCOME_SUCCESS, message: "", retryAfter: undefined, errorClass: "", httpStatus: 0, result: Buffer.from(""), waitFor: undefined });
   await page.waitForFunction(rowState, [lease.name, "waiting"]);
   assert.ok(reads > readsBefore, "the row was read again by the live update");
   assert.ok(await rows() <= PAGE, "the DOM holds at most a page of rows");
@@ -651,7 +651,7 @@ test("an agent's payload shows as text, or as hex when it is not UTF-8, its firs
   const agent = (name: string, payload: Buffer) => ({
     name, interval: duration(3_600_000), timeout: duration(60_000), errorInterval: undefined, payload, labels: {},
     maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "", after: [],
-    onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined,
+    onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined, waitFor: undefined,
   });
   const text = "résumé ✓";
   await unary(agents.register.bind(agents), { requestId: "", queue: q, resetSchedule: false, agents: [
@@ -681,7 +681,7 @@ test("an agent's page shows the steps its run recorded", async () => {
     requestId: "", queue: q, resetSchedule: false,
     agents: [{ name: "site", interval: undefined, timeout: duration(60_000), errorInterval: undefined, payload: Buffer.from(""), labels: {},
       maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "", after: [], onParentFailure: 0,
-      idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined }],
+      idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined, waitFor: undefined }],
   });
   const [lease] = (await unary(agents.acquire.bind(agents), { queue: q, workerId: "crawler", maxLeases: 1, wait: undefined })).leases;
   for (const [step, result] of [["fetch", Buffer.from("<b>200 OK</b>")], ["parse", Buffer.from([0xff, 0x01])]] as const) {

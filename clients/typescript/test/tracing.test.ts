@@ -48,7 +48,7 @@ function agentDef(name: string, o: { intervalMs?: number; cron?: string } = {}):
     labels: {},
     maxAttempts: 0, cron: o.cron ?? "", timeZone: "", catchUp: 0, key: "", priority: 0,
     traceparent: "", // empty: Baton takes the call's traceparent metadata
-    after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined,
+    after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined, waitFor: undefined,
   };
 }
 

@@ -19,10 +19,10 @@ after(async () => {
 
 const call = {
   register: (r: agent.RegisterRequest) => unary(client.register.bind(client), r),
-  getAgent: (queue: string, name: string) => unary(client.getAgent.bind(client), { queue, name }).then((r) => r.agent!),
+  getAgent: (queue: string, name: string) => unary(client.getAgent.bind(client), { queue, name, cascade: false }).then((r) => r.agent!),
   complete: (r: agent.CompleteRequest) => unary(client.complete.bind(client), r),
   listAgents: (queue: string) => unary(client.listAgents.bind(client), { queue, pageSize: 0, pageToken: "", namePrefix: "" }),
-  cancelRun: (queue: string, name: string) => unary(client.cancelRun.bind(client), { queue, name }),
+  cancelRun: (queue: string, name: string) => unary(client.cancelRun.bind(client), { queue, name, cascade: false }),
   acquire: (queue: string) => unary(client.acquire.bind(client), { queue, workerId: "other", maxLeases: 1, wait: undefined }),
 };
 
@@ -38,7 +38,7 @@ async function register(queue: string, names: string[], o: { timeoutMs?: number;
       errorInterval: duration(3_600_000),
       payload: Buffer.from(""),
       labels: {},
-      maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "", after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined,
+      maxAttempts: 0, cron: "", timeZone: "", catchUp: 0, key: "", priority: 0, traceparent: "", after: [], onParentFailure: 0, idempotencyKey: "", idempotencyWindow: undefined, keepResult: false, idempotencyMode: 0, debounce: undefined, expireAt: undefined, ttl: undefined, waitFor: undefined,
     })),
   });
 }

@@ -38,7 +38,16 @@ type command struct {
 		HTTPStatus            int `json:"http_status"`
 		Steps                 []string
 		FailAfter             string `json:"fail_after"`
+		Event                 string
+		TimeoutMs             int `json:"timeout_ms"`
+		Progress              bool
 	}
+	Event, Payload string
+	Cascade        bool
+	WaitFor        *struct {
+		Event     string
+		TimeoutMs int `json:"timeout_ms"`
+	} `json:"wait_for"`
 	After []struct {
 		Queue, Name string
 	}
@@ -215,6 +224,29 @@ func (d *driver) run(c command) {
 			defer cancel()
 			awaited(c, ctx)(d.producer.Await(ctx, c.Queue, c.Name))
 		})
+	case "signal":
+		if c.RequestID != "" {
+			ctx = baton.WithRequestID(ctx, c.RequestID)
+		}
+		d.async(func() {
+			a, err := d.producer.Signal(ctx, c.Queue, c.Name, c.Event, []byte(c.Payload))
+			if err != nil {
+				emit("failed", c.ID, "code", codeName(err))
+				return
+			}
+			emit("signalled", c.ID, "delivered", a.GetDelivered(), "kept", a.GetKept(), "duplicate", a.GetDuplicate(), "consumed", a.GetConsumed())
+		})
+	case "watch":
+		d.async(func() { d.watch(c) })
+	case "cancel":
+		d.async(func() {
+			a, err := d.producer.Agents.CancelRun(ctx, &batonv1.CancelRunRequest{Queue: c.Queue, Name: c.Name, Cascade: c.Cascade})
+			if err != nil {
+				emit("failed", c.ID, "code", codeName(err))
+				return
+			}
+			emit("cancel", c.ID, "requested", a.GetRequested(), "cascaded", a.GetCascaded())
+		})
 	case "batch":
 		d.async(func() {
 			resp, err := d.producer.RegisterBatch(ctx, baton.Batch{Name: c.Batch, Queue: c.Queue, CallbackQueue: c.CallbackQueue,
@@ -241,7 +273,40 @@ func job(c command, name string) baton.Job {
 	for _, p := range c.After {
 		j.After = append(j.After, baton.Parent{Queue: p.Queue, Name: p.Name})
 	}
+	if c.WaitFor != nil {
+		j.WaitFor = &baton.WaitFor{Event: c.WaitFor.Event, Timeout: time.Duration(c.WaitFor.TimeoutMs) * time.Millisecond}
+	}
 	return j
+}
+
+// stepNames is the names of steps.
+func stepNames(steps []*batonv1.Step) []string {
+	names := make([]string, 0, len(steps))
+	for _, s := range steps {
+		names = append(names, s.GetName())
+	}
+	return names
+}
+
+// watch follows an agent with Producer.Watch until its finish or timeout_ms.
+func (d *driver) watch(c command) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(c.TimeoutMs)*time.Millisecond)
+	defer cancel()
+	for u, err := range d.producer.Watch(ctx, c.Queue, c.Name) {
+		switch {
+		case err != nil && ctx.Err() != nil:
+			emit("watched", c.ID, "done", false)
+		case err != nil:
+			emit("failed", c.ID, "code", codeName(err))
+		default:
+			emit("watch_update", c.ID, "update", u.GetUpdate().String(), "state", u.GetState().String(), "token", u.GetToken(),
+				"sequence", u.GetSequence(), "progress", u.GetProgress(), "steps", stepNames(u.GetSteps()))
+			if f := u.GetFinish(); f.GetDone() {
+				emit("watched", c.ID, "done", true, "finish", f.GetResult().GetFinish().String(),
+					"result", string(f.GetResult().GetResult()), "steps", stepNames(f.GetSteps()))
+			}
+		}
+	}
 }
 
 func jobs(c command, names []string) []baton.Job {
@@ -318,12 +383,29 @@ func (d *driver) startWorker(c command) {
 			for _, s := range lease.GetSteps() {
 				seen = append(seen, s.GetName())
 			}
-			emit("started", c.ID, append(ev, "parents", parents, "steps", seen)...)
+			var leaseEvent map[string]any
+			if e := lease.GetEvent(); e != nil {
+				leaseEvent = map[string]any{"event": e.GetEvent(), "payload": string(e.GetPayload()), "timed_out": e.GetTimedOut()}
+			}
+			emit("started", c.ID, append(ev, "parents", parents, "steps", seen, "lease_event", leaseEvent)...)
+			if h.Mode == "wait_for_event" {
+				if e := lease.GetEvent(); e == nil {
+					emit("waiting", c.ID, ev...)
+					return baton.WaitFor{Event: h.Event, Timeout: time.Duration(h.TimeoutMs) * time.Millisecond}
+				} else if e.GetTimedOut() {
+					bw.SetResult(lease, []byte("timeout:"+e.GetEvent()))
+				} else {
+					bw.SetResult(lease, []byte(e.GetEvent()+":"+string(e.GetPayload())))
+				}
+			}
 			var err error
 			failing := h.Mode == "fail"
-			for _, step := range h.Steps {
+			for i, step := range h.Steps {
 				if _, done := baton.RecordedStep(lease, step); done || h.Mode != "steps" {
 					continue
+				}
+				if h.Progress {
+					bw.ReportProgress(lease, fmt.Sprintf("%d/%d", i+1, len(h.Steps)))
 				}
 				answer, rerr := bw.RecordStep(ctx, lease, step, []byte("r-"+step))
 				if rerr != nil {
