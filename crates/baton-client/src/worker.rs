@@ -59,6 +59,8 @@ pub struct Failure {
     pub http_status: u16,
     /// A Retry-After the handler was told to respect.
     pub retry_after: Option<Duration>,
+    /// Set by [`Failure::wait_for`]: the run ends its lease by waiting, not by failing.
+    pub wait_for: Option<pb::WaitFor>,
 }
 
 impl Failure {
@@ -78,6 +80,13 @@ impl Failure {
         Self::new(pb::Outcome::Transient, message)
     }
 
+    /// Not a failure: the run waits for `event` (Signal), or until `timeout` passed ("" event: a
+    /// durable timer), and is leased again with the event (`Lease::event`; timed out, if so).
+    pub fn wait_for(event: impl Into<String>, timeout: Option<Duration>) -> Self {
+        let wait_for = pb::WaitFor { event: event.into(), timeout: timeout.map(super::pb_duration), until: None };
+        Self { wait_for: Some(wait_for), ..Default::default() }
+    }
+
     pub fn retry_after(mut self, after: Duration) -> Self {
         self.retry_after = Some(after);
         self
@@ -88,6 +97,7 @@ impl Failure {
         let outcome = match self.outcome {
             Some(outcome) => outcome,
             // Nothing for the server to classify.
+            None if self.wait_for.is_some() => pb::Outcome::Unspecified,
             None if self.error_class.is_empty() && self.http_status == 0 => pb::Outcome::Unknown,
             None => pb::Outcome::Unspecified,
         };
@@ -100,7 +110,7 @@ impl Failure {
             error_class: self.error_class,
             http_status: self.http_status.into(),
             result: Vec::new(),
-            wait_for: None,
+            wait_for: self.wait_for,
         }
     }
 }
@@ -142,16 +152,17 @@ pub struct Worker {
     results: Results,
 }
 
-/// Progress reports of a worker's running handlers: each is sent with the lease's next
-/// heartbeat, and GetAgent shows the last one while the run is held. Cheap to clone: take it
-/// from [`Worker::progress`] before `run` and move a clone into the handler.
+/// Progress reports of a worker's running handlers: a report makes the worker heartbeat at once,
+/// carrying it (GetAgent shows the last one while the run is held; WatchAgent streams it). Cheap
+/// to clone: take it from [`Worker::progress`] before `run` and move a clone into the handler.
 #[derive(Clone, Default)]
-pub struct Progress(Arc<std::sync::Mutex<HashMap<Key, String>>>);
+pub struct Progress(Arc<std::sync::Mutex<HashMap<Key, String>>>, Arc<tokio::sync::Notify>);
 
 impl Progress {
     /// Reports `value` (a small text, at most 256 bytes) for the run of `lease`.
     pub fn report(&self, lease: &pb::Lease, value: impl Into<String>) {
         self.0.lock().unwrap().insert((lease.name.clone(), lease.token), value.into());
+        self.1.notify_one();
     }
 
     /// What to send with this lease's heartbeat: the latest report not yet sent, or "".
@@ -495,6 +506,7 @@ impl Worker {
                         m.credit = if stopping { 0 } else { finished };
                     }
                     _ = beat.tick() => m.heartbeats = state.beating(&self.progress),
+                    _ = self.progress.1.notified() => m.heartbeats = state.beating(&self.progress),
                 }
                 let empty =
                     m.credit == 0 && m.completions.is_empty() && m.releases.is_empty() && m.heartbeats.is_empty();
