@@ -80,6 +80,8 @@ public final class Worker implements AutoCloseable {
   /** Completions and releases in one message at most (the server's default limits.max_batch). */
   private static final int MAX_BATCH = 1000;
   private static final Object STOP = new Object();
+  /** A progress report: heartbeat at once. */
+  private static final Object BEAT = new Object();
 
   private final AgentServiceGrpc.AgentServiceStub stub;
   private final AgentServiceGrpc.AgentServiceBlockingStub blocking;
@@ -139,7 +141,7 @@ public final class Worker implements AutoCloseable {
   private record Ended(int stream, Throwable error) {}
 
   /** A handler's end: {@code stopped} when the stop cancelled it first (released, not completed). */
-  private record Finished(Run run, Failure failure, boolean stopped) {}
+  private record Finished(Run run, Failure failure, WaitFor waitFor, boolean stopped) {}
 
   private Worker(Builder b, LeaseHandler handler) {
     this.stub = AgentServiceGrpc.newStub(b.channel);
@@ -170,11 +172,13 @@ public final class Worker implements AutoCloseable {
   }
 
   /**
-   * Reports {@code value} (a small text, at most 256 bytes) for the run of {@code lease}: sent
-   * with the lease's next heartbeat; GetAgent shows the last one while the run is held.
+   * Reports {@code value} (a small text, at most 256 bytes) for the run of {@code lease}: the
+   * worker heartbeats at once, carrying it; GetAgent shows the last one while the run is held, and
+   * WatchAgent streams it ({@link Producer#watch}).
    */
   public void reportProgress(Lease lease, String value) {
     progress.put(Key.of(lease), value);
+    events.add(BEAT);
   }
 
   /**
@@ -294,7 +298,9 @@ public final class Worker implements AutoCloseable {
         }
         long wake = !stopBegun ? nextBeat : Math.min(nextBeat, now - handlersBy >= 0 ? giveUpAt : handlersBy);
         Object e = events.poll(Math.max(1, (wake - now) / 1_000_000), TimeUnit.MILLISECONDS);
-        if (e instanceof Received r && r.stream() == id) {
+        if (e == BEAT) {
+          heartbeat();
+        } else if (e instanceof Received r && r.stream() == id) {
           backoff.reset();
           answered(r.response());
         } else if (e instanceof Finished f) {
@@ -377,7 +383,7 @@ public final class Worker implements AutoCloseable {
       held.put(Key.of(lease), run);
       run.future = handlers.submit(() -> {
         Finished f = invoke(run);
-        if (onFinished != null && !f.stopped() && !run.cancellation.isCancelled()) {
+        if (onFinished != null && !f.stopped() && f.waitFor() == null && !run.cancellation.isCancelled()) {
           try {
             onFinished.accept(lease, f.failure());
           } catch (RuntimeException e) {
@@ -404,7 +410,9 @@ public final class Worker implements AutoCloseable {
     } else if (!run.cancellation.isCancelled()) {
       SessionCompletion.Builder c = SessionCompletion.newBuilder().setName(lease.getName()).setToken(lease.getToken());
       Failure failure = f.failure();
-      if (failure == null) {
+      if (f.waitFor() != null) {
+        c.setWaitFor(f.waitFor().toProto());
+      } else if (failure == null) {
         c.setOutcome(Outcome.OUTCOME_SUCCESS);
         if (result != null) c.setResult(result);
       } else {
@@ -466,8 +474,11 @@ public final class Worker implements AutoCloseable {
     Span span = Tracing.startRun(Tracing.tracer(openTelemetry), queue, lease);
     Throwable thrown = null;
     Failure failure = null;
+    WaitFor waitFor = null;
     try (Scope ignored = span.makeCurrent()) {
       handler.handle(lease, run.cancellation);
+    } catch (WaitFor w) {
+      waitFor = w;
     } catch (Throwable t) {
       thrown = t;
       failure = Outcomes.classify(t);
@@ -476,7 +487,7 @@ public final class Worker implements AutoCloseable {
     Outcome outcome = failure == null ? Outcome.OUTCOME_SUCCESS
         : failure.outcome() == Outcome.OUTCOME_UNSPECIFIED ? null : failure.outcome();
     Tracing.end(span, run.cancellation.reason(), thrown, outcome, failure == null ? null : failure.getMessage());
-    return new Finished(run, failure, stopped);
+    return new Finished(run, failure, waitFor, stopped);
   }
 
   /**
@@ -548,7 +559,8 @@ public final class Worker implements AutoCloseable {
     /**
      * Called on the handler's thread when a handler has ended and its result is settled: it will
      * be completed (failure null: success), whatever happens next, a stop included. Not called for
-     * a run that was cancelled (lease lost, CancelRun, stop).
+     * a run that was cancelled (lease lost, CancelRun, stop), nor for one that ended by waiting
+     * ({@link WaitFor}).
      */
     public Builder onFinished(BiConsumer<Lease, Failure> onFinished) {
       this.onFinished = onFinished;
