@@ -3,7 +3,8 @@
 //! on the stream, coalesced with whatever else finished meanwhile, and heartbeats extend the
 //! leases whose handlers still run. A lease reported lost, or its run cancelled (CancelRun,
 //! answered in `lost` too), cancels its handler (its result would be refused anyway); handlers
-//! report progress through [`Progress`], sent with the next heartbeat, and their run's result
+//! report progress through [`Progress`] (a heartbeat carries it at once), end a run by waiting
+//! for an event ([`Failure::wait_for`]; `Lease::event` then says what came), and their run's result
 //! through [`Results`], sent with the completion; a lease's `parents` are its parents' results;
 //! a run's steps are recorded through [`Steps`], and a retried run's lease carries them.
 //!
