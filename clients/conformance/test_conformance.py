@@ -28,7 +28,24 @@ Each scenario gets its own Baton (with its embedded Redis) and its own driver pr
 - {"check": {...}}                       Baton's state (see `check`): "agents" (how many), "names",
                                          "states" (ListAgents), "agent_states" (GetAgent, by name),
                                          "released" (names waiting, held by nobody, no failure
-                                         counted: handed back, not failed), "trace_id", "dead_letter"
+                                         counted: handed back, not failed), "trace_id", "dead_letter";
+                                         {"group": G, "held": N}: GetGroupLimits (no queue)
+- {"no_more": MATCH, "count": N, "for_s": S, "from": DRIVER}
+                                         for S seconds, no more than N events (since the start)
+                                         match MATCH
+- {"expect_sequence": [MATCH, ...], "among": MATCH, "exactly": true, "from": DRIVER}
+                                         waits until as many events match "among" as the list is
+                                         long; the first ones, in arrival order, match the list's
+                                         patterns one by one (with "exactly", no more arrived)
+- {"increasing": MATCH, "fields": [F, ...], "from": DRIVER}
+                                         the events matching MATCH carry strictly increasing
+                                         (F, ...) tuples in arrival order (none repeated)
+- {"finish_started": MATCH, "from": DRIVER}
+                                         sends `finish` for the first `started` event matching MATCH
+- {"set_group_limits": {"group", "concurrency"}}
+                                         AdminService.SetGroupLimits
+- {"set_limits": {"queue", "group", "concurrency", "create"}}
+                                         AdminService.SetLimits (QueueLimits.group)
 """
 
 from __future__ import annotations
@@ -178,7 +195,7 @@ class Run:
                 elif kind == "invariant" and event.get("id") == rule["id"]:
                     if event.get("event") == "started":
                         rule["running"] += 1
-                    elif event.get("event") in ("finished", "cancelled"):
+                    elif event.get("event") in ("finished", "cancelled", "waiting"):
                         rule["running"] -= 1
                     if rule["running"] > rule["max"]:
                         self.failures.append(f"{rule['running']} handlers of {rule['id']} ran at once, more than {rule['max']}")
@@ -225,6 +242,12 @@ class Run:
 
     def check(self, spec: dict) -> None:
         from baton.v1 import agent_pb2
+        if "group" in spec:
+            channel, _, _, admin_pb2, admin = self.stubs()
+            with channel:
+                entry = admin.GetGroupLimits(admin_pb2.GetGroupLimitsRequest(group=spec["group"]), timeout=10).group
+            assert entry.held == spec["held"], f"group {spec['group']} holds {entry.held}, expected {spec['held']}"
+            return
         queue = spec["queue"]
         found = self.agents(queue)
         if "agents" in spec:
@@ -278,6 +301,23 @@ class Run:
                                     max_attempts=spec.get("max_attempts", 0))
             agents.Register(agent_pb2.RegisterRequest(queue=spec["queue"], agents=[agent]), timeout=10)
 
+    def set_group_limits(self, spec: dict) -> None:
+        channel, _, _, admin_pb2, admin = self.stubs()
+        with channel:
+            limits = admin_pb2.GroupLimits(concurrency=spec.get("concurrency", 0))
+            admin.SetGroupLimits(admin_pb2.SetGroupLimitsRequest(group=spec["group"], limits=limits), timeout=10)
+
+    def set_limits(self, spec: dict) -> None:
+        channel, _, _, admin_pb2, admin = self.stubs()
+        with channel:
+            limits = admin_pb2.QueueLimits(concurrency=spec.get("concurrency", 0), group=spec.get("group", ""))
+            admin.SetLimits(admin_pb2.SetLimitsRequest(queue=spec["queue"], limits=limits, create=spec.get("create", False)),
+                            timeout=10)
+
+    def matching(self, pattern: dict, driver: str) -> list[dict]:
+        with self.cond:
+            return [e for _, d, e in self.events if d == driver and matches(e, pattern)]
+
     def cancel_run(self, spec: dict) -> None:
         channel, agent_pb2, agents, _, _ = self.stubs()
         with channel:
@@ -315,6 +355,35 @@ class Run:
                 mark, bound = s["within_s_since"]
                 took = last - self.marks[mark]
                 assert took <= bound, f"{s['expect']} came {took:.2f} s after {mark}, more than {bound} s"
+        elif "no_more" in s:
+            deadline = time.monotonic() + s["for_s"]
+            with self.cond:
+                while True:
+                    got, _ = self.count(s["no_more"], driver, None)
+                    assert got <= s["count"], f"{got} × {s['no_more']} from {driver}, expected at most {s['count']}"
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self.cond.wait(timeout=left)
+        elif "expect_sequence" in s:
+            want = s["expect_sequence"]
+            self.wait(s["among"], len(want), driver)
+            got = self.matching(s["among"], driver)
+            for i, (pattern, event) in enumerate(zip(want, got)):
+                assert matches(event, pattern), f"event {i} of {s['among']} is {event}, expected {pattern}; all: {got}"
+            if s.get("exactly"):
+                assert len(got) == len(want), f"{len(got)} × {s['among']}, expected exactly {len(want)}: {got}"
+        elif "increasing" in s:
+            keys = [tuple(e.get(f) for f in s["fields"]) for e in self.matching(s["increasing"], driver)]
+            assert all(a < b for a, b in zip(keys, keys[1:])), f"{s['fields']} of {s['increasing']} not strictly increasing: {keys}"
+        elif "finish_started" in s:
+            started = self.matching({**s["finish_started"], "event": "started"}, driver)
+            assert started, f"no started event matches {s['finish_started']}"
+            self.drivers[driver].send({"cmd": "finish", "id": started[0]["id"], "name": started[0]["name"]})
+        elif "set_group_limits" in s:
+            self.set_group_limits(s["set_group_limits"])
+        elif "set_limits" in s:
+            self.set_limits(s["set_limits"])
         elif "auto_finish" in s:
             with self.cond:
                 self.rules.append({"kind": "auto_finish", "id": s["auto_finish"]})
