@@ -230,7 +230,7 @@ async fn main() {
                         let mut started = at("started");
                         started["parents"] = parents(&lease);
                         started["steps"] = lease.steps.iter().map(|s| s.name.clone()).collect();
-                        started["event"] = match &lease.event {
+                        started["lease_event"] = match &lease.event {
                             Some(e) => json!({"event": e.event, "payload": text(&e.payload), "timed_out": e.timed_out}),
                             None => Value::Null,
                         };
@@ -415,16 +415,16 @@ async fn main() {
                             Ok(u) => u,
                             Err(s) => return emit(json!({"event": "failed", "id": id, "code": code_name(s.code())})),
                         };
-                        if let Some(f) = u.finish.clone().filter(|_| u.update == pb::WatchUpdate::Finished as i32) {
+                        emit(json!({"event": "watch_update", "id": id, "update": u.update().as_str_name(),
+                                    "state": u.state().as_str_name(), "token": u.token, "sequence": u.sequence,
+                                    "progress": u.progress, "steps": names(&u.steps)}));
+                        if let Some(f) = u.finish.filter(|_| u.update == pb::WatchUpdate::Finished as i32) {
                             let r = f.result.unwrap_or_default();
                             return emit(
                                 json!({"event": "watched", "id": id, "done": true, "finish": finish_name(r.finish),
                                                "result": text(&r.result), "steps": names(&f.steps)}),
                             );
                         }
-                        emit(json!({"event": "watch_update", "id": id, "update": u.update().as_str_name(),
-                                    "state": u.state().as_str_name(), "token": u.token, "sequence": u.sequence,
-                                    "progress": u.progress, "steps": names(&u.steps)}));
                     }
                     emit(json!({"event": "watched", "id": id, "done": false}));
                 });

@@ -209,15 +209,15 @@ public final class ConformanceDriver {
           Duration.ofMillis(c.has("timeout_ms") ? c.get("timeout_ms").getAsLong() : 10_000));
       while (updates.hasNext()) {
         WatchAgentResponse u = updates.next();
+        emit("event", "watch_update", "id", id, "update", u.getUpdate().name(), "state", u.getState().name(),
+            "token", u.getToken(), "sequence", u.getSequence(), "progress", u.getProgress(),
+            "steps", u.getStepsList().stream().map(Step::getName).toList());
         if (u.getUpdate() == WatchUpdate.WATCH_UPDATE_FINISHED) {
           var f = u.getFinish();
           emit("event", "watched", "id", id, "done", true, "finish", f.getResult().getFinish().name(),
               "result", f.getResult().getResult().toStringUtf8(), "steps", f.getStepsList().stream().map(Step::getName).toList());
           return;
         }
-        emit("event", "watch_update", "id", id, "update", u.getUpdate().name(), "state", u.getState().name(),
-            "token", u.getToken(), "sequence", u.getSequence(), "progress", u.getProgress(),
-            "steps", u.getStepsList().stream().map(Step::getName).toList());
       }
       emit("event", "watched", "id", id, "done", false);
     } catch (StatusRuntimeException e) {
@@ -289,7 +289,7 @@ public final class ConformanceDriver {
         return m;
       }).orElse(null);
       emit("event", "started", "id", id, "name", lease.getName(), "token", lease.getToken(), "parents", parents, "steps", steps,
-          "event", event);
+          "lease_event", event);
       if (mode.equals("wait_for_event")) {
         if (event == null) {
           emit("event", "waiting", "id", id, "name", lease.getName(), "token", lease.getToken());
