@@ -257,7 +257,7 @@ async fn main() {
                                 continue;
                             }
                             if handler["progress"] == true {
-                                progress.report(&lease, format!("{}/{}", i + 1, todo.len()));
+                                progress.send(&lease, format!("{}/{}", i + 1, todo.len())).await;
                             }
                             let answer = steps.record(&lease, step, format!("r-{step}")).await?;
                             let mut recorded = at("step");

@@ -37,7 +37,10 @@ use std::{
     time::Duration,
 };
 
-use tokio::{sync::mpsc, time::Instant};
+use tokio::{
+    sync::{mpsc, oneshot},
+    time::Instant,
+};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
@@ -157,18 +160,59 @@ pub struct Worker {
 /// carrying it (GetAgent shows the last one while the run is held; WatchAgent streams it). Cheap
 /// to clone: take it from [`Worker::progress`] before `run` and move a clone into the handler.
 #[derive(Clone, Default)]
-pub struct Progress(Arc<std::sync::Mutex<HashMap<Key, String>>>, Arc<tokio::sync::Notify>);
+pub struct Progress(Arc<std::sync::Mutex<Reports>>, Arc<tokio::sync::Notify>);
+
+#[derive(Default)]
+struct Reports {
+    /// Reported, not yet sent: the latest value, and who waits for its heartbeat's answer.
+    due: HashMap<Key, (String, Vec<oneshot::Sender<()>>)>,
+    /// Sent on a heartbeat not yet answered: who waits for its answer.
+    sent: HashMap<Key, Vec<oneshot::Sender<()>>>,
+}
 
 impl Progress {
     /// Reports `value` (a small text, at most 256 bytes) for the run of `lease`.
     pub fn report(&self, lease: &pb::Lease, value: impl Into<String>) {
-        self.0.lock().unwrap().insert((lease.name.clone(), lease.token), value.into());
+        self.due(lease, value.into(), None);
+    }
+
+    /// [`Progress::report`], then waits (at most [`super::CALL_TIMEOUT`]) until Baton answered
+    /// the heartbeat carrying it: what the handler does next (a step) comes after it.
+    pub async fn send(&self, lease: &pb::Lease, value: impl Into<String>) {
+        let (tx, rx) = oneshot::channel();
+        self.due(lease, value.into(), Some(tx));
+        let _ = tokio::time::timeout(super::CALL_TIMEOUT, rx).await;
+    }
+
+    fn due(&self, lease: &pb::Lease, value: String, waiter: Option<oneshot::Sender<()>>) {
+        let mut reports = self.0.lock().unwrap();
+        let due = reports.due.entry((lease.name.clone(), lease.token)).or_default();
+        due.0 = value;
+        due.1.extend(waiter);
         self.1.notify_one();
     }
 
     /// What to send with this lease's heartbeat: the latest report not yet sent, or "".
     fn take(&self, name: &str, token: u64) -> String {
-        self.0.lock().unwrap().remove(&(name.to_string(), token)).unwrap_or_default()
+        let mut reports = self.0.lock().unwrap();
+        let key = (name.to_string(), token);
+        let Some((value, waiters)) = reports.due.remove(&key) else { return String::new() };
+        reports.sent.entry(key).or_default().extend(waiters);
+        value
+    }
+
+    /// Baton answered these leases' heartbeats (extended, or lost): their waiters go on. A run
+    /// that ended drops its reports (`ended`).
+    fn answered<'a>(&self, leases: impl Iterator<Item = (&'a String, u64)>, ended: bool) {
+        let mut reports = self.0.lock().unwrap();
+        for key in leases.map(|(name, token)| (name.clone(), token)) {
+            for waiter in reports.sent.remove(&key).unwrap_or_default() {
+                let _ = waiter.send(());
+            }
+            if ended {
+                reports.due.remove(&key);
+            }
+        }
     }
 }
 
@@ -464,6 +508,8 @@ impl Worker {
                         Ok(Some(r)) => {
                             backoff.reset();
                             state.answered(&r);
+                            let extended = r.extended.iter().map(|e| (&e.name, e.token));
+                            self.progress.answered(extended.chain(r.lost.iter().map(|l| (&l.name, l.token))), false);
                             for lease in r.leases {
                                 let key = (lease.name.clone(), lease.token);
                                 if stopping {
@@ -499,8 +545,10 @@ impl Worker {
                         // Everything finished by now goes in one message, with a credit for
                         // each freed slot (none once stopping).
                         let mut finished = 1;
+                        self.progress.answered(std::iter::once((&done.key.0, done.key.1)), true);
                         state.finished(done, &mut m);
                         while let Ok(done) = done_rx.try_recv() {
+                            self.progress.answered(std::iter::once((&done.key.0, done.key.1)), true);
                             state.finished(done, &mut m);
                             finished += 1;
                         }

@@ -24,6 +24,7 @@ import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.context.Scope;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -96,6 +97,9 @@ public final class Worker implements AutoCloseable {
   private final BiConsumer<Lease, Failure> onFinished;
   private final ExecutorService handlers;
   private final Map<Key, String> progress = new ConcurrentHashMap<>();
+  /** Who waits for a progress report's heartbeat to be answered: before it is sent, and after. */
+  private final Map<Key, List<CountDownLatch>> progressDue = new ConcurrentHashMap<>();
+  private final Map<Key, List<CountDownLatch>> progressSent = new HashMap<>(); // the loop thread's
   private final Map<Key, ByteString> results = new ConcurrentHashMap<>();
   private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
   private final CountDownLatch stopSignal = new CountDownLatch(1);
@@ -179,6 +183,25 @@ public final class Worker implements AutoCloseable {
   public void reportProgress(Lease lease, String value) {
     progress.put(Key.of(lease), value);
     events.add(BEAT);
+  }
+
+  /**
+   * {@link #reportProgress}, then waits (at most 10 s) until Baton answered the heartbeat carrying
+   * it: what the handler does next (a step) comes after it.
+   */
+  public void sendProgress(Lease lease, String value) throws InterruptedException {
+    CountDownLatch answered = new CountDownLatch(1);
+    progressDue.computeIfAbsent(Key.of(lease), k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(answered);
+    reportProgress(lease, value);
+    answered.await(10, TimeUnit.SECONDS);
+  }
+
+  /** Lets those waiting for this lease's sent (or, {@code ended}, any) progress go on. */
+  private void progressAnswered(Key key, boolean ended) {
+    List<CountDownLatch> waiting = progressSent.remove(key);
+    if (waiting != null) waiting.forEach(CountDownLatch::countDown);
+    waiting = ended ? progressDue.remove(key) : null;
+    if (waiting != null) waiting.forEach(CountDownLatch::countDown);
   }
 
   /**
@@ -345,6 +368,8 @@ public final class Worker implements AutoCloseable {
     for (Run run : held.values()) {
       if (run.cancellation.isCancelled()) continue;
       String p = progress.remove(Key.of(run.lease));
+      List<CountDownLatch> waiting = p == null ? null : progressDue.remove(Key.of(run.lease));
+      if (waiting != null) progressSent.computeIfAbsent(Key.of(run.lease), k -> new ArrayList<>()).addAll(waiting);
       m.addHeartbeats(SessionLease.newBuilder().setName(run.lease.getName()).setToken(run.lease.getToken())
           .setProgress(p == null ? "" : p));
     }
@@ -359,6 +384,8 @@ public final class Worker implements AutoCloseable {
       }
     }
     for (LeaseRef ref : r.getReleasedList()) releasing.remove(Key.of(ref));
+    for (var extended : r.getExtendedList()) progressAnswered(new Key(extended.getName(), extended.getToken()), false);
+    for (LeaseRef lost : r.getLostList()) progressAnswered(Key.of(lost), false);
     List<LeaseRef> cancelled = r.getCancelledList();
     for (LeaseRef lost : r.getLostList()) {
       Key key = Key.of(lost);
@@ -403,6 +430,7 @@ public final class Worker implements AutoCloseable {
     Key key = Key.of(lease);
     if (held.remove(key) == null) return; // released already: the stop gave up on it
     progress.remove(key);
+    progressAnswered(key, true);
     ByteString result = results.remove(key);
     if (!stopBegun) m.setCredit(m.getCredit() + 1);
     if (f.stopped()) {

@@ -306,7 +306,7 @@ public final class ConformanceDriver {
         for (int i = 0; i < todo.size(); i++) {
           String step = todo.get(i).getAsString();
           if (Worker.recordedStep(lease, step).isPresent()) continue;
-          if (h.has("progress") && h.get("progress").getAsBoolean()) self.get().reportProgress(lease, (i + 1) + "/" + todo.size());
+          if (h.has("progress") && h.get("progress").getAsBoolean()) self.get().sendProgress(lease, (i + 1) + "/" + todo.size());
           var answer = self.get().recordStep(lease, step, ("r-" + step).getBytes(StandardCharsets.UTF_8));
           emit("event", "step", "id", id, "name", lease.getName(), "token", lease.getToken(), "step", step,
               "recorded", answer.getRecorded());
