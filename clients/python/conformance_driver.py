@@ -20,6 +20,7 @@ from opentelemetry import context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 import baton
+from baton.v1 import agent_pb2, agent_pb2_grpc
 
 
 def emit(event: str, **fields: Any) -> None:
@@ -37,7 +38,14 @@ def agent(cmd: dict, name: str):
                        idempotency_key=cmd.get("idempotency_key", ""),
                        idempotency_mode=baton.IdempotencyMode.Value(MODES[cmd.get("idempotency_mode", "")]),
                        debounce=cmd["debounce_ms"] / 1000 if "debounce_ms" in cmd else None,
-                       ttl=cmd["ttl_ms"] / 1000 if "ttl_ms" in cmd else None)
+                       ttl=cmd["ttl_ms"] / 1000 if "ttl_ms" in cmd else None, wait_for=wait_for(cmd.get("wait_for")))
+
+
+def wait_for(spec: Optional[dict]) -> Optional[baton.WaitFor]:
+    """The command's {"event", "timeout_ms"} as the wait sugar."""
+    if spec is None:
+        return None
+    return baton.WaitFor(spec.get("event", ""), timeout=spec["timeout_ms"] / 1000 if "timeout_ms" in spec else None)
 
 
 def emit_batch(cmd: dict, status) -> None:
@@ -100,6 +108,43 @@ class Driver:
             emit("awaited", id=cmd["id"], done=True, finish=baton.Finish.Name(result.finish),
                  result=result.result.decode())
 
+    async def cmd_signal(self, cmd: dict) -> None:
+        try:
+            answer = await self.producer.signal(cmd["queue"], cmd["name"], cmd["event"], cmd.get("payload", ""),
+                                                request_id=cmd.get("request_id", ""))
+        except grpc.aio.AioRpcError as e:
+            emit("failed", id=cmd["id"], code=e.code().name)
+            return
+        emit("signalled", id=cmd["id"], delivered=answer.delivered, kept=answer.kept, duplicate=answer.duplicate,
+             consumed=answer.consumed)
+
+    async def cmd_watch(self, cmd: dict) -> None:
+        finish = None
+        try:
+            async for u in self.producer.watch(cmd["queue"], cmd["name"], timeout=cmd["timeout_ms"] / 1000):
+                emit("watch_update", id=cmd["id"], update=baton.WatchUpdate.Name(u.update),
+                     state=agent_pb2.AgentState.Name(u.state), token=u.token, sequence=u.sequence,
+                     progress=u.progress, steps=[s.name for s in u.steps])
+                if u.update == baton.WatchUpdate.Value("WATCH_UPDATE_FINISHED"):
+                    finish = u.finish
+        except grpc.aio.AioRpcError as e:
+            emit("failed", id=cmd["id"], code=e.code().name)
+            return
+        if finish is None or not finish.done:
+            emit("watched", id=cmd["id"], done=False)
+        else:
+            emit("watched", id=cmd["id"], done=True, finish=baton.Finish.Name(finish.result.finish),
+                 result=finish.result.result.decode(), steps=[s.name for s in finish.steps])
+
+    async def cmd_cancel(self, cmd: dict) -> None:
+        request = agent_pb2.CancelRunRequest(queue=cmd["queue"], name=cmd["name"], cascade=cmd.get("cascade", False))
+        try:
+            answer = await self.client.stub(agent_pb2_grpc.AgentServiceStub).CancelRun(request, timeout=10)
+        except grpc.aio.AioRpcError as e:
+            emit("failed", id=cmd["id"], code=e.code().name)
+            return
+        emit("cancel", id=cmd["id"], requested=answer.requested, cascaded=answer.cascaded)
+
     async def cmd_batch(self, cmd: dict) -> None:
         answer = await self.producer.register_batch(
             cmd["batch"], cmd["queue"], *cmd.get("names", []), callback_queue=cmd.get("callback_queue", ""),
@@ -125,13 +170,24 @@ class Driver:
 
         async def handle(lease) -> Optional[str]:
             ids = dict(id=wid, name=lease.name, token=lease.token)
+            event = baton.lease_event(lease)
             emit("started", **ids, parents=[dict(queue=p.queue, name=p.name, finish=baton.Finish.Name(p.finish),
                                                   result=p.result.decode()) for p in lease.parents],
-                 steps=[s.name for s in lease.steps])
+                 steps=[s.name for s in lease.steps],
+                 lease_event=event and dict(event=event.event, payload=event.payload.decode(), timed_out=event.timed_out))
+            if mode["mode"] == "wait_for_event":
+                if event is None:
+                    emit("waiting", **ids)
+                    raise wait_for(mode)
+                emit("finished", **ids)
+                return f"timeout:{event.event}" if event.timed_out else f"{event.event}:{event.payload.decode()}"
             failing = mode["mode"] == "fail"
-            for step in mode.get("steps", []) if mode["mode"] == "steps" else []:
+            steps = mode.get("steps", []) if mode["mode"] == "steps" else []
+            for i, step in enumerate(steps):
                 if baton.recorded_step(lease, step) is not None:
                     continue
+                if mode.get("progress"):
+                    await worker.progress(lease, f"{i + 1}/{len(steps)}")
                 answer = await worker.record_step(lease, step, "r-" + step)
                 emit("step", **ids, step=step, recorded=answer.recorded)
                 if step == mode.get("fail_after"):

@@ -270,3 +270,75 @@ async def test_a_long_failure_message_is_sent_whole_and_clipped_by_the_server(ba
     assert 4096 - 8 < len(stored) <= 4096, len(stored)
     assert letter.message.endswith("…")
     assert long.startswith(letter.message.removesuffix("…"))
+
+
+async def test_a_handler_waits_for_an_event_and_a_signal_wakes_it(baton_server, stub):
+    queue = unique("py-wait")
+    runs = []
+
+    async def handle(lease):
+        event = baton.lease_event(lease)
+        runs.append(event and (event.event, event.payload))
+        if event is None:
+            raise baton.WaitFor("approve", timeout=3600)
+        return b"approved " + event.payload
+
+    async with baton.Producer(baton_server.addr) as producer:
+        await producer.register(queue, "run", "other")
+        worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, max_leases=2)
+        task = asyncio.create_task(worker.run())
+
+        async def state(name):
+            return (await stub.GetAgent(agent_pb2.GetAgentRequest(queue=queue, name=name))).agent.state
+
+        await eventually(lambda: runs.count(None) == 2)  # both runs waiting, neither finished
+        await eventually(async_equal(state, "run", agent_pb2.AGENT_STATE_WAITING_FOR_EVENT))
+        answer = await producer.signal(queue, "run", "approve", "yes")  # the helper makes the request id
+        assert (answer.delivered, answer.kept) == (True, False)
+        await eventually(lambda: ("approve", b"yes") in runs)
+
+        async def left():
+            return [a.agent.name for a in (await stub.ListAgents(agent_pb2.ListAgentsRequest(queue=queue))).agents]
+        await eventually(async_equal(lambda _: left(), None, ["other"]))  # the woken run succeeded; other waits
+        await stop(worker, task)
+
+
+def async_equal(read, name, want):
+    async def check():
+        return await read(name) == want
+    return check
+
+
+async def test_an_agent_registered_with_wait_for_waits_for_its_event(baton_server, stub):
+    queue = unique("py-gate")
+    async with baton.Producer(baton_server.addr) as producer:
+        await producer.register(queue, baton.agent("gate", wait_for=baton.WaitFor("approve", timeout=60)))
+        status = (await stub.GetAgent(agent_pb2.GetAgentRequest(queue=queue, name="gate"))).agent
+        assert status.state == agent_pb2.AGENT_STATE_WAITING_FOR_EVENT
+        assert (status.waiting_for.event, status.waiting_for.HasField("until")) == ("approve", True)
+        answer = await producer.signal(queue, "gate", "approve", b"ok", request_id="r-1")
+        again = await producer.signal(queue, "gate", "approve", b"other", request_id="r-1")
+        assert answer.delivered and again == answer, "a retry with the request id answers the first call"
+
+
+async def test_progress_goes_at_once_and_watch_streams_it_in_order(baton_server, stub):
+    queue = unique("py-watch")
+    await register(stub, queue, ["job"])
+
+    async def handle(lease):
+        await worker.progress(lease, "1/1")  # answered long before the 30 s heartbeat
+        await worker.record_step(lease, "s1", "r")
+        return "done"
+
+    worker = baton.Worker(baton_server.addr, queue, unique("w"), handle, heartbeat_every=30)
+    async with baton.Producer(baton_server.addr) as producer:
+        updates = producer.watch(queue, "job", timeout=20)
+        first = await updates.__anext__()
+        assert first.update == baton.WatchUpdate.Value("WATCH_UPDATE_SNAPSHOT")
+        task = asyncio.create_task(worker.run())
+        seen = [u async for u in updates]
+        await stop(worker, task)
+    kinds = [(baton.WatchUpdate.Name(u.update), u.progress, [s.name for s in u.steps]) for u in seen]
+    assert kinds[:3] == [("WATCH_UPDATE_GRANTED", "", []), ("WATCH_UPDATE_PROGRESS", "1/1", []),
+                         ("WATCH_UPDATE_STEP", "", ["s1"])], kinds
+    assert kinds[-1][0] == "WATCH_UPDATE_FINISHED" and seen[-1].finish.result.result == b"done"

@@ -11,11 +11,11 @@ Baton refused raises grpc's error: :func:`reason` reads its ErrorInfo reason and
 from baton._rpc import backoff, duration, is_lease_lost, pushback_seconds, reason
 from baton.claim import Claim, Claimer, LineFull, Pool
 from baton.client import Client, Keepalive, connect
-from baton.failure import Failure, Outcome
+from baton.failure import Failure, Outcome, WaitFor
 from baton.leader import Leadership
-from baton.producer import AgentResult, Finish, IdempotencyMode, ParentFailure, Producer, agent, ref
+from baton.producer import AgentResult, Finish, IdempotencyMode, ParentFailure, Producer, WatchUpdate, agent, ref
 from baton.schedule import Message, Scheduler, Subscriber
-from baton.worker import Worker, recorded_step
+from baton.worker import Worker, lease_event, recorded_step
 
 __all__ = [
     "AgentResult",
@@ -35,7 +35,10 @@ __all__ = [
     "Producer",
     "Scheduler",
     "Subscriber",
+    "WaitFor",
+    "WatchUpdate",
     "Worker",
+    "lease_event",
     "recorded_step",
     "agent",
     "backoff",

@@ -9,7 +9,7 @@ import email.utils
 import time
 from typing import Optional
 
-from baton._rpc import Seconds, seconds
+from baton._rpc import Seconds, duration, seconds
 from baton.v1 import agent_pb2
 
 Outcome = agent_pb2.Outcome
@@ -96,3 +96,23 @@ def _retry_after(exc: BaseException) -> Optional[float]:
         except (TypeError, ValueError):
             continue
     return None
+
+
+class WaitFor(Exception):
+    """Raise from a handler to end its run by waiting (CompleteRequest.wait_for): for `event` (a
+    Signal of it), for a time (`timeout` seconds after now, or `until`, a datetime), or for the
+    first of both. The agent is not finished: its next lease comes when the event (or the time)
+    does, and carries it (:func:`baton.lease_event`). Also :func:`baton.agent`'s `wait_for` (an
+    approval gate before the first run)."""
+
+    def __init__(self, event: str = "", *, timeout: Optional[Seconds] = None, until=None):
+        super().__init__(event)
+        self.event, self.timeout, self.until = event, timeout, until
+
+    def proto(self) -> agent_pb2.WaitFor:
+        w = agent_pb2.WaitFor(event=self.event)
+        if self.timeout is not None:
+            w.timeout.CopyFrom(duration(self.timeout))
+        if self.until is not None:
+            w.until.FromDatetime(self.until)
+        return w

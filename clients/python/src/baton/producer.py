@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Iterable, Mapping, Optional, Union
+from typing import AsyncIterator, Iterable, Mapping, Optional, Union
 
 import grpc
 
 from baton._rpc import ChannelLike, Helper, Seconds, backoff, duration, idempotent, seconds
 from baton.claim import Pool, ResourceLike
+from baton.failure import WaitFor
 from baton.schedule import Scheduler
 from baton.v1 import agent_pb2, agent_pb2_grpc, claim_pb2
 
@@ -38,6 +39,8 @@ ParentFailure = agent_pb2.ParentFailure
 IdempotencyMode = agent_pb2.IdempotencyMode
 #: How an agent's work ended (`AgentResult.finish`).
 Finish = agent_pb2.Finish
+#: What a WatchAgentResponse carries (:meth:`Producer.watch`).
+WatchUpdate = agent_pb2.WatchUpdate
 #: An agent's finish: how it ended, the outcome and the result its worker returned.
 AgentResult = agent_pb2.AgentResult
 #: The most one Await call is held before it is made again (as the leadership helper's campaign
@@ -72,6 +75,7 @@ def agent(
     idempotency_mode: int = agent_pb2.IDEMPOTENCY_MODE_UNSPECIFIED,
     debounce: Optional[Seconds] = None,
     ttl: Optional[Seconds] = None,
+    wait_for: Optional[WaitFor] = None,
 ) -> agent_pb2.Agent:
     """An agent to register: one-shot (neither `interval` nor `cron`: removed after its first
     success) or recurring (every `interval` seconds, or on a `cron` expression in `time_zone`).
@@ -83,6 +87,8 @@ def agent(
     the answer), ``IDEMPOTENCY_MODE_DEBOUNCE`` makes one run, `debounce` seconds after the
     latest registration (`debounced` in the answer). A one-shot agent with a `ttl` expires (FINISH_EXPIRED, never
     run) unless a run starts within it; an absolute time is the generated Agent's `expire_at`.
+    A new agent with `wait_for` (a :class:`WaitFor`) waits for that event (or time) before its
+    first run: an approval gate, opened by :meth:`Producer.signal`.
     Unset durations take the server's defaults. See `Agent` in proto/baton/v1/agent.proto."""
     a = agent_pb2.Agent(name=name, payload=payload.encode() if isinstance(payload, str) else bytes(payload),
                         cron=cron, time_zone=time_zone, max_attempts=max_attempts, labels=dict(labels or {}),
@@ -95,6 +101,8 @@ def agent(
                          ("idempotency_window", idempotency_window), ("debounce", debounce), ("ttl", ttl)):
         if value is not None:
             getattr(a, field).CopyFrom(duration(value))
+    if wait_for is not None:
+        a.wait_for.CopyFrom(wait_for.proto())
     return a
 
 
@@ -159,6 +167,33 @@ class Producer(Helper):
                 return answer.result
             if deadline is not None and time.monotonic() >= deadline:
                 return None
+
+    async def signal(self, queue: str, name: str, event: str, payload: Union[bytes, str] = b"", *,
+                     request_id: str = "") -> agent_pb2.SignalResponse:
+        """Delivers `event` with `payload` to the agent (AgentService.Signal): a run waiting for it
+        (:class:`WaitFor`) is due at once, its lease carrying the event; otherwise it is kept for
+        the wait that names it. Carries a request id (made when none is given): a retry after an
+        unknown outcome answers the first call. NOT_FOUND: no such agent."""
+        request = agent_pb2.SignalRequest(queue=queue, name=name, event=event, request_id=request_id,
+                                          payload=payload.encode() if isinstance(payload, str) else bytes(payload))
+        return await idempotent(self._agents.Signal, request)
+
+    async def watch(self, queue: str, name: str, *, timeout: Optional[Seconds] = None,
+                    after_token: int = 0) -> AsyncIterator[agent_pb2.WatchAgentResponse]:
+        """Follows the agent (AgentService.WatchAgent): yields a snapshot, then each lease granted,
+        progress reported and step recorded, in order, and last the FINISHED update (its `finish`
+        as :meth:`await_result` answers it), after which it ends. It ends without a finish after
+        `timeout` seconds (None: the server's longest wait). Raises the gRPC error (NOT_FOUND).
+
+            async for update in producer.watch("etl", "load", timeout=60):
+                print(baton.WatchUpdate.Name(update.update), update.progress)"""
+        request = agent_pb2.WatchAgentRequest(queue=queue, name=name, after_token=after_token)
+        if timeout is not None:
+            request.wait.CopyFrom(duration(timeout))
+        async for update in self._agents.WatchAgent(request, timeout=None if timeout is None else seconds(timeout) + 10.0):
+            yield update
+            if update.update == agent_pb2.WATCH_UPDATE_FINISHED:
+                return
 
     async def register_batch(self, batch: str, queue: str, *agents: AgentLike, callback_queue: str = "",
                              on_success: Iterable[AgentLike] = (), on_complete: Iterable[AgentLike] = (),

@@ -6,7 +6,9 @@ did not answer go again (their tokens fence a repeat). A lease reported lost, or
 cancelled (AgentService.CancelRun), cancels its handler.
 
     async def handle(lease):
-        worker.report_progress(lease, "page 1 of 3")  # shown by GetAgent
+        await worker.progress(lease, "page 1 of 3")  # GetAgent and WatchAgent show it
+        if baton.lease_event(lease) is None:  # the run's first lease: wait for an approval
+            raise baton.WaitFor("approve", timeout=3600)  # woken by Producer.signal, or timed out
         if baton.recorded_step(lease, "fetch") is None:  # a retried run skips what finished
             await worker.record_step(lease, "fetch", b"page 1")
         ...  # raise baton.Failure.from_http_status(429, "slow down", retry_after=30)
@@ -33,7 +35,7 @@ import grpc
 
 from baton import tracing
 from baton._rpc import ChannelLike, Seconds, backoff, channel_for, duration, seconds, sleep_unless
-from baton.failure import Failure, Outcome
+from baton.failure import Failure, Outcome, WaitFor
 from baton.v1 import agent_pb2, agent_pb2_grpc
 
 log = logging.getLogger("baton.worker")
@@ -49,6 +51,12 @@ def recorded_step(lease: agent_pb2.Lease, step: str) -> Optional[bytes]:
     """The result of `step` as an earlier attempt of this run recorded it (`lease.steps`), or None:
     a handler skips the steps a retried run's lease carries."""
     return next((s.result for s in lease.steps if s.name == step), None)
+
+
+def lease_event(lease: agent_pb2.Lease) -> Optional[agent_pb2.EventDelivery]:
+    """The event that ended the run's latest wait (:class:`WaitFor`; `timed_out` when its time
+    passed first), or None on a run that did not wait."""
+    return lease.event if lease.HasField("event") else None
 
 
 @dataclass
@@ -80,12 +88,23 @@ class Worker:
     _held: Dict[Key, _Run] = field(default_factory=dict, init=False, repr=False)
     _progress: Dict[Key, str] = field(default_factory=dict, init=False, repr=False)
     _stopping: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)
+    _beat_now: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)
+    _beaten: Dict[Key, asyncio.Future] = field(default_factory=dict, init=False, repr=False)
     _stub: Optional[agent_pb2_grpc.AgentServiceStub] = field(default=None, init=False, repr=False)
 
     def report_progress(self, lease: agent_pb2.Lease, value: str) -> None:
-        """Reports `value` (a small text, at most 256 bytes) for the run of `lease`: sent with the
-        lease's next heartbeat; GetAgent shows the last one while the run is held."""
+        """Reports `value` (a small text, at most 256 bytes) for the run of `lease`: sent on a
+        heartbeat at once; GetAgent shows the last one while the run is held, and WatchAgent
+        streams it."""
         self._progress[(lease.name, lease.token)] = value
+        self._beat_now.set()
+
+    async def progress(self, lease: agent_pb2.Lease, value: str, timeout: Seconds = 10.0) -> None:
+        """:meth:`report_progress`, then waits (at most `timeout`) until Baton answered the
+        heartbeat carrying it: what the handler does next (a step) comes after it."""
+        beaten = self._beaten.setdefault((lease.name, lease.token), asyncio.get_running_loop().create_future())
+        self.report_progress(lease, value)
+        await asyncio.wait({beaten}, timeout=seconds(timeout))
 
     async def record_step(self, lease: agent_pb2.Lease, step: str,
                           result: Union[bytes, str] = b"") -> agent_pb2.RecordStepResponse:
@@ -142,7 +161,7 @@ class Worker:
             if owned:
                 await channel.close()
 
-    async def _handle(self, run: _Run) -> Union[Failure, bytes]:
+    async def _handle(self, run: _Run) -> Union[Failure, bytes, agent_pb2.WaitFor]:
         """Runs the handler inside the lease's span (see :mod:`baton.tracing`); returns how it
         failed, or its result on SUCCESS. Cancellation propagates."""
         lease = run.lease
@@ -153,6 +172,9 @@ class Worker:
                 else:
                     # A thread cannot be interrupted: a lost lease only abandons its result.
                     result = await asyncio.to_thread(self.handler, lease)
+            except WaitFor as wait:
+                tracing.succeeded(span)
+                return wait.proto()
             except asyncio.CancelledError:
                 if run.lost:
                     tracing.lost(span)
@@ -166,7 +188,9 @@ class Worker:
             return result.encode() if isinstance(result, str) else bytes(result or b"")
 
 
-def _completion(lease: agent_pb2.Lease, ended: Union[Failure, bytes]) -> agent_pb2.SessionCompletion:
+def _completion(lease: agent_pb2.Lease, ended: Union[Failure, bytes, agent_pb2.WaitFor]) -> agent_pb2.SessionCompletion:
+    if isinstance(ended, agent_pb2.WaitFor):
+        return agent_pb2.SessionCompletion(name=lease.name, token=lease.token, wait_for=ended)
     c = agent_pb2.SessionCompletion(name=lease.name, token=lease.token, outcome=agent_pb2.OUTCOME_SUCCESS)
     if isinstance(ended, bytes):
         c.result = ended
@@ -230,6 +254,10 @@ class _Session:
                         log.warning("completion of %s token %d refused: the lease was lost", c.name, c.token)
                 if not self.unanswered:
                     self.all_answered.set()
+                for answered in (*response.extended, *response.lost):
+                    beaten = w._beaten.pop((answered.name, answered.token), None)
+                    if beaten is not None and not beaten.done():
+                        beaten.set_result(None)
                 for lost in response.lost:
                     run = w._held.get((lost.name, lost.token))
                     if run is not None and run.task is not None and not run.lost:
@@ -263,6 +291,9 @@ class _Session:
         lease = run.lease
         self.w._held.pop((lease.name, lease.token), None)
         self.w._progress.pop((lease.name, lease.token), None)
+        beaten = self.w._beaten.pop((lease.name, lease.token), None)
+        if beaten is not None and not beaten.done():
+            beaten.set_result(None)
         message.credit += 1
         if kind == "done":
             c = self.unanswered[(lease.name, lease.token)] = _completion(lease, ended)
@@ -293,10 +324,12 @@ class _Session:
         try:
             while True:
                 get = asyncio.ensure_future(self.done.get())
+                poke = asyncio.ensure_future(w._beat_now.wait())
                 timeout = max(0.0, beat - time.monotonic())
-                ready, _ = await asyncio.wait({get, reader, stop}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-                if not get.done():
-                    get.cancel()
+                await asyncio.wait({get, poke, reader, stop}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                for f in (get, poke):
+                    if not f.done():
+                        f.cancel()
                 message = agent_pb2.SessionRequest()
                 if get.done() and not get.cancelled():
                     self._take(get.result(), message)
@@ -307,7 +340,8 @@ class _Session:
                 if stop.done():
                     await self._close(reader, message)
                     return
-                if time.monotonic() >= beat:
+                if time.monotonic() >= beat or w._beat_now.is_set():
+                    w._beat_now.clear()
                     self._heartbeats(message)
                     beat = time.monotonic() + every
                 if message.credit or message.completions or message.releases or message.heartbeats:
