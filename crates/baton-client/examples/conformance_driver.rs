@@ -17,13 +17,14 @@ use baton_client::{
     leadership::Leadership,
     otel::parse_traceparent,
     pb,
-    producer::{after, one_shot, Batch, Producer},
+    producer::{after, one_shot, wait_for, Batch, Producer},
     worker::{Failure, Steps, Worker},
     Client,
 };
 use opentelemetry::{context::FutureExt as _, trace::TraceContextExt};
 use serde_json::{json, Value};
 use tokio::{sync::oneshot, task::JoinHandle};
+use tokio_stream::StreamExt as _;
 use tokio_util::sync::CancellationToken;
 
 /// Prints one event line.
@@ -91,6 +92,11 @@ fn agent_of(cmd: &Value, name: &str) -> pb::Agent {
     };
     let debounce = cmd["debounce_ms"].as_u64().and_then(|ms| Duration::from_millis(ms).try_into().ok());
     let ttl = cmd["ttl_ms"].as_u64().and_then(|ms| Duration::from_millis(ms).try_into().ok());
+    let gate = &cmd["wait_for"];
+    let agent = match gate.is_object() {
+        true => wait_for(agent, str_of(gate, "event"), gate["timeout_ms"].as_u64().map(Duration::from_millis)),
+        false => agent,
+    };
     pb::Agent {
         idempotency_key: str_of(cmd, "idempotency_key").into(),
         idempotency_mode: idempotency_mode as i32,
@@ -210,9 +216,10 @@ async fn main() {
                 let handler = cmd["handler"].clone();
                 let (stop, holds) = (CancellationToken::new(), Holds::default());
                 let (w, h, results, steps) = (id.clone(), holds.clone(), worker.results(), worker.steps());
+                let progress = worker.progress();
                 let task = tokio::spawn(worker.run(stop.clone(), move |lease, cancelled| {
                     let (id, holds, handler, results) = (w.clone(), h.clone(), handler.clone(), results.clone());
-                    let steps = steps.clone();
+                    let (steps, progress) = (steps.clone(), progress.clone());
                     async move {
                         let at =
                             |event: &str| json!({"event": event, "id": id, "name": lease.name, "token": lease.token});
@@ -223,12 +230,34 @@ async fn main() {
                         let mut started = at("started");
                         started["parents"] = parents(&lease);
                         started["steps"] = lease.steps.iter().map(|s| s.name.clone()).collect();
+                        started["lease_event"] = match &lease.event {
+                            Some(e) => json!({"event": e.event, "payload": text(&e.payload), "timed_out": e.timed_out}),
+                            None => Value::Null,
+                        };
                         emit(started);
+                        if handler["mode"] == "wait_for_event" {
+                            let Some(e) = &lease.event else {
+                                emit(at("waiting"));
+                                let timeout = handler["timeout_ms"].as_u64().map(Duration::from_millis);
+                                return Err(Failure::wait_for(str_of(&handler, "event"), timeout));
+                            };
+                            emit(at("finished"));
+                            let result = match e.timed_out {
+                                true => format!("timeout:{}", e.event),
+                                false => format!("{}:{}", e.event, text(&e.payload)),
+                            };
+                            results.set(&lease, result);
+                            return Ok(());
+                        }
                         let mut failing = handler["mode"] == "fail";
                         let todo = if handler["mode"] == "steps" { handler["steps"].as_array().cloned() } else { None };
-                        for step in todo.unwrap_or_default().iter().filter_map(|s| s.as_str()) {
+                        let todo = todo.unwrap_or_default();
+                        for (i, step) in todo.iter().filter_map(|s| s.as_str()).enumerate() {
                             if Steps::recorded(&lease, step).is_some() {
                                 continue;
+                            }
+                            if handler["progress"] == true {
+                                progress.send(&lease, format!("{}/{}", i + 1, todo.len())).await;
                             }
                             let answer = steps.record(&lease, step, format!("r-{step}")).await?;
                             let mut recorded = at("step");
@@ -354,6 +383,65 @@ async fn main() {
                         _ => producer.await_result(&queue, &agent.name, timeout, 0).await,
                     };
                     awaited(&id, answer);
+                });
+            }
+            "signal" => {
+                let (producer, c) = (Producer::new(&client), cmd.clone());
+                tokio::spawn(async move {
+                    let (queue, name, event) = (str_of(&c, "queue"), str_of(&c, "name"), str_of(&c, "event"));
+                    let payload = str_of(&c, "payload").as_bytes().to_vec();
+                    let answer = match c["request_id"].as_str() {
+                        Some(request_id) => producer.signal_as(request_id.into(), queue, name, event, payload).await,
+                        None => producer.signal(queue, name, event, payload).await,
+                    };
+                    emit(match answer {
+                        Ok(r) => json!({"event": "signalled", "id": id, "delivered": r.delivered, "kept": r.kept,
+                                        "duplicate": r.duplicate, "consumed": r.consumed}),
+                        Err(s) => json!({"event": "failed", "id": id, "code": code_name(s.code())}),
+                    });
+                });
+            }
+            "watch" => {
+                let (producer, c) = (Producer::new(&client), cmd.clone());
+                tokio::spawn(async move {
+                    let timeout = Duration::from_millis(c["timeout_ms"].as_u64().unwrap_or(10000));
+                    let mut stream = match producer.watch(str_of(&c, "queue"), str_of(&c, "name"), timeout, 0).await {
+                        Ok(stream) => stream,
+                        Err(s) => return emit(json!({"event": "failed", "id": id, "code": code_name(s.code())})),
+                    };
+                    let names = |steps: &[pb::Step]| steps.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+                    while let Some(update) = stream.next().await {
+                        let u = match update {
+                            Ok(u) => u,
+                            Err(s) => return emit(json!({"event": "failed", "id": id, "code": code_name(s.code())})),
+                        };
+                        emit(json!({"event": "watch_update", "id": id, "update": u.update().as_str_name(),
+                                    "state": u.state().as_str_name(), "token": u.token, "sequence": u.sequence,
+                                    "progress": u.progress, "steps": names(&u.steps)}));
+                        if let Some(f) = u.finish.filter(|_| u.update == pb::WatchUpdate::Finished as i32) {
+                            let r = f.result.unwrap_or_default();
+                            return emit(
+                                json!({"event": "watched", "id": id, "done": true, "finish": finish_name(r.finish),
+                                               "result": text(&r.result), "steps": names(&f.steps)}),
+                            );
+                        }
+                    }
+                    emit(json!({"event": "watched", "id": id, "done": false}));
+                });
+            }
+            "cancel" => {
+                let mut agents = client.agents();
+                let request = pb::CancelRunRequest {
+                    queue: str_of(&cmd, "queue").into(),
+                    name: str_of(&cmd, "name").into(),
+                    cascade: cmd["cascade"].as_bool().unwrap_or(false),
+                };
+                tokio::spawn(async move {
+                    emit(match agents.cancel_run(request).await {
+                        Ok(r) => json!({"event": "cancel", "id": id, "requested": r.get_ref().requested,
+                                        "cascaded": r.get_ref().cascaded}),
+                        Err(s) => json!({"event": "failed", "id": id, "code": code_name(s.code())}),
+                    });
                 });
             }
             "batch" => {

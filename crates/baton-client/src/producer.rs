@@ -60,6 +60,13 @@ pub fn after<'a>(agent: pb::Agent, parents: impl IntoIterator<Item = (&'a str, &
     pb::Agent { after, ..agent }
 }
 
+/// `agent` waiting, before its first run, for `event` (a Signal: an approval gate), or until
+/// `timeout` passed; its first lease carries the event (`Lease::event`).
+pub fn wait_for(agent: pb::Agent, event: &str, timeout: Option<Duration>) -> pb::Agent {
+    let wait_for = pb::WaitFor { event: event.into(), timeout: timeout.map(pb_duration), until: None };
+    pb::Agent { wait_for: Some(wait_for), ..agent }
+}
+
 /// The most one `Await` call is held before it is made again (as the leadership helper's
 /// campaign wait): the server refuses waits beyond its `limits.max_wait_ms`.
 pub const AWAIT_WAIT: Duration = Duration::from_secs(30);
@@ -189,6 +196,65 @@ impl Producer {
                 }
             }
         }
+    }
+
+    /// Signals `event`, with `payload`, to the agent: a run waiting for it is due at once (its
+    /// lease carries the event), otherwise the signal is kept for the wait that names it. Sent
+    /// with a new request id, retried with it while the outcome is unknown. NOT_FOUND: no such
+    /// agent.
+    pub async fn signal(
+        &self,
+        queue: &str,
+        name: &str,
+        event: &str,
+        payload: impl Into<Vec<u8>>,
+    ) -> Result<pb::SignalResponse, Status> {
+        self.signal_as(request_id(), queue, name, event, payload).await
+    }
+
+    /// [`Producer::signal`] with the caller's request id (to retry a call of its own).
+    pub async fn signal_as(
+        &self,
+        request_id: String,
+        queue: &str,
+        name: &str,
+        event: &str,
+        payload: impl Into<Vec<u8>>,
+    ) -> Result<pb::SignalResponse, Status> {
+        let request = pb::SignalRequest {
+            queue: queue.into(),
+            name: name.into(),
+            event: event.into(),
+            payload: payload.into(),
+            request_id: String::new(),
+        };
+        idempotent_as(request_id, |request_id| {
+            let (request, mut client) = (pb::SignalRequest { request_id, ..request.clone() }, self.agents.clone());
+            async move { client.signal(with_deadline(request, CALL_TIMEOUT)).await.map(|r| r.into_inner()) }
+        })
+        .await
+    }
+
+    /// Follows the agent's run as it happens (WatchAgent): a stream of updates, first a
+    /// snapshot, then each lease granted, progress reported and step recorded, and last the
+    /// finish (`WATCH_UPDATE_FINISHED`, as Await answers). It ends after the finish, or after
+    /// `timeout` (at most the server's `limits.max_wait_ms`) without one. `after_token` skips
+    /// finishes up to that lease token, as for [`Producer::await_result`].
+    pub async fn watch(
+        &self,
+        queue: &str,
+        name: &str,
+        timeout: Duration,
+        after_token: u64,
+    ) -> Result<tonic::Streaming<pb::WatchAgentResponse>, Status> {
+        let request = pb::WatchAgentRequest {
+            queue: queue.into(),
+            name: name.into(),
+            after_token,
+            wait: Some(pb_duration(timeout)),
+        };
+        let answer = self.agents.clone().watch_agent(with_deadline(request, timeout + CALL_TIMEOUT)).await?;
+        Ok(answer.into_inner())
     }
 
     /// Adds `members` (agents of `batch.queue`) to the batch, creating it on its first call with

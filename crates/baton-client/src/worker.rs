@@ -3,7 +3,8 @@
 //! on the stream, coalesced with whatever else finished meanwhile, and heartbeats extend the
 //! leases whose handlers still run. A lease reported lost, or its run cancelled (CancelRun,
 //! answered in `lost` too), cancels its handler (its result would be refused anyway); handlers
-//! report progress through [`Progress`], sent with the next heartbeat, and their run's result
+//! report progress through [`Progress`] (a heartbeat carries it at once), end a run by waiting
+//! for an event ([`Failure::wait_for`]; `Lease::event` then says what came), and their run's result
 //! through [`Results`], sent with the completion; a lease's `parents` are its parents' results;
 //! a run's steps are recorded through [`Steps`], and a retried run's lease carries them.
 //!
@@ -36,7 +37,10 @@ use std::{
     time::Duration,
 };
 
-use tokio::{sync::mpsc, time::Instant};
+use tokio::{
+    sync::{mpsc, oneshot},
+    time::Instant,
+};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
@@ -59,6 +63,8 @@ pub struct Failure {
     pub http_status: u16,
     /// A Retry-After the handler was told to respect.
     pub retry_after: Option<Duration>,
+    /// Set by [`Failure::wait_for`]: the run ends its lease by waiting, not by failing.
+    pub wait_for: Option<pb::WaitFor>,
 }
 
 impl Failure {
@@ -78,6 +84,13 @@ impl Failure {
         Self::new(pb::Outcome::Transient, message)
     }
 
+    /// Not a failure: the run waits for `event` (Signal), or until `timeout` passed ("" event: a
+    /// durable timer), and is leased again with the event (`Lease::event`; timed out, if so).
+    pub fn wait_for(event: impl Into<String>, timeout: Option<Duration>) -> Self {
+        let wait_for = pb::WaitFor { event: event.into(), timeout: timeout.map(super::pb_duration), until: None };
+        Self { wait_for: Some(wait_for), ..Default::default() }
+    }
+
     pub fn retry_after(mut self, after: Duration) -> Self {
         self.retry_after = Some(after);
         self
@@ -88,6 +101,7 @@ impl Failure {
         let outcome = match self.outcome {
             Some(outcome) => outcome,
             // Nothing for the server to classify.
+            None if self.wait_for.is_some() => pb::Outcome::Unspecified,
             None if self.error_class.is_empty() && self.http_status == 0 => pb::Outcome::Unknown,
             None => pb::Outcome::Unspecified,
         };
@@ -100,7 +114,7 @@ impl Failure {
             error_class: self.error_class,
             http_status: self.http_status.into(),
             result: Vec::new(),
-            wait_for: None,
+            wait_for: self.wait_for,
         }
     }
 }
@@ -142,21 +156,63 @@ pub struct Worker {
     results: Results,
 }
 
-/// Progress reports of a worker's running handlers: each is sent with the lease's next
-/// heartbeat, and GetAgent shows the last one while the run is held. Cheap to clone: take it
-/// from [`Worker::progress`] before `run` and move a clone into the handler.
+/// Progress reports of a worker's running handlers: a report makes the worker heartbeat at once,
+/// carrying it (GetAgent shows the last one while the run is held; WatchAgent streams it). Cheap
+/// to clone: take it from [`Worker::progress`] before `run` and move a clone into the handler.
 #[derive(Clone, Default)]
-pub struct Progress(Arc<std::sync::Mutex<HashMap<Key, String>>>);
+pub struct Progress(Arc<std::sync::Mutex<Reports>>, Arc<tokio::sync::Notify>);
+
+#[derive(Default)]
+struct Reports {
+    /// Reported, not yet sent: the latest value, and who waits for its heartbeat's answer.
+    due: HashMap<Key, (String, Vec<oneshot::Sender<()>>)>,
+    /// Sent on a heartbeat not yet answered: who waits for its answer.
+    sent: HashMap<Key, Vec<oneshot::Sender<()>>>,
+}
 
 impl Progress {
     /// Reports `value` (a small text, at most 256 bytes) for the run of `lease`.
     pub fn report(&self, lease: &pb::Lease, value: impl Into<String>) {
-        self.0.lock().unwrap().insert((lease.name.clone(), lease.token), value.into());
+        self.due(lease, value.into(), None);
+    }
+
+    /// [`Progress::report`], then waits (at most [`super::CALL_TIMEOUT`]) until Baton answered
+    /// the heartbeat carrying it: what the handler does next (a step) comes after it.
+    pub async fn send(&self, lease: &pb::Lease, value: impl Into<String>) {
+        let (tx, rx) = oneshot::channel();
+        self.due(lease, value.into(), Some(tx));
+        let _ = tokio::time::timeout(super::CALL_TIMEOUT, rx).await;
+    }
+
+    fn due(&self, lease: &pb::Lease, value: String, waiter: Option<oneshot::Sender<()>>) {
+        let mut reports = self.0.lock().unwrap();
+        let due = reports.due.entry((lease.name.clone(), lease.token)).or_default();
+        due.0 = value;
+        due.1.extend(waiter);
+        self.1.notify_one();
     }
 
     /// What to send with this lease's heartbeat: the latest report not yet sent, or "".
     fn take(&self, name: &str, token: u64) -> String {
-        self.0.lock().unwrap().remove(&(name.to_string(), token)).unwrap_or_default()
+        let mut reports = self.0.lock().unwrap();
+        let key = (name.to_string(), token);
+        let Some((value, waiters)) = reports.due.remove(&key) else { return String::new() };
+        reports.sent.entry(key).or_default().extend(waiters);
+        value
+    }
+
+    /// Baton answered these leases' heartbeats (extended, or lost): their waiters go on. A run
+    /// that ended drops its reports (`ended`).
+    fn answered<'a>(&self, leases: impl Iterator<Item = (&'a String, u64)>, ended: bool) {
+        let mut reports = self.0.lock().unwrap();
+        for key in leases.map(|(name, token)| (name.clone(), token)) {
+            for waiter in reports.sent.remove(&key).unwrap_or_default() {
+                let _ = waiter.send(());
+            }
+            if ended {
+                reports.due.remove(&key);
+            }
+        }
     }
 }
 
@@ -452,6 +508,8 @@ impl Worker {
                         Ok(Some(r)) => {
                             backoff.reset();
                             state.answered(&r);
+                            let extended = r.extended.iter().map(|e| (&e.name, e.token));
+                            self.progress.answered(extended.chain(r.lost.iter().map(|l| (&l.name, l.token))), false);
                             for lease in r.leases {
                                 let key = (lease.name.clone(), lease.token);
                                 if stopping {
@@ -487,14 +545,17 @@ impl Worker {
                         // Everything finished by now goes in one message, with a credit for
                         // each freed slot (none once stopping).
                         let mut finished = 1;
+                        self.progress.answered(std::iter::once((&done.key.0, done.key.1)), true);
                         state.finished(done, &mut m);
                         while let Ok(done) = done_rx.try_recv() {
+                            self.progress.answered(std::iter::once((&done.key.0, done.key.1)), true);
                             state.finished(done, &mut m);
                             finished += 1;
                         }
                         m.credit = if stopping { 0 } else { finished };
                     }
                     _ = beat.tick() => m.heartbeats = state.beating(&self.progress),
+                    _ = self.progress.1.notified() => m.heartbeats = state.beating(&self.progress),
                 }
                 let empty =
                     m.credit == 0 && m.completions.is_empty() && m.releases.is_empty() && m.heartbeats.is_empty();

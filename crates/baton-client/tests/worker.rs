@@ -74,3 +74,45 @@ async fn a_refused_call_carries_its_reason() {
     let refused = client.agents().get_agent(request).await.expect_err("INVALID_ARGUMENT");
     assert_eq!(baton_client::reason(&refused).as_deref(), Some("INVALID_ARGUMENT"));
 }
+
+// A handler ends its run by waiting (`Failure::wait_for`), a signal wakes it, and its next lease
+// carries the event; a progress report goes out at once, not with the next (here hourly) beat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_waits_for_a_signal_and_reports_progress_at_once() {
+    let baton = Baton::start();
+    let client = baton.client().await;
+    let producer = Producer::new(&client);
+    let kept = pb::Agent { keep_result: true, ..one_shot("a", vec![]) }; // its finish outlives the run
+    producer.register("q", vec![kept]).await.unwrap();
+    let mut worker = Worker::new(&client, "q", "w1");
+    worker.heartbeat_every = Duration::from_secs(3600);
+    let (progress, results, stop) = (worker.progress(), worker.results(), CancellationToken::new());
+    let run = tokio::spawn(worker.run(stop.clone(), move |lease, _| {
+        let (progress, results) = (progress.clone(), results.clone());
+        async move {
+            let Some(event) = &lease.event else {
+                progress.report(&lease, "1/2");
+                tokio::time::sleep(Duration::from_secs(3)).await; // seen by GetAgent meanwhile
+                return Err(Failure::wait_for("approve", None));
+            };
+            results.set(&lease, [event.event.as_bytes(), b":", &event.payload].concat());
+            Ok(())
+        }
+    }));
+    let mut agents = client.agents();
+    let get = pb::GetAgentRequest { queue: "q".into(), name: "a".into() };
+    let end = std::time::Instant::now() + Duration::from_secs(2);
+    while agents.get_agent(get.clone()).await.unwrap().into_inner().agent.unwrap().progress != "1/2" {
+        assert!(std::time::Instant::now() < end, "the progress waited for a heartbeat");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let waiting = pb::AgentState::WaitingForEvent as i32;
+    while agents.get_agent(get.clone()).await.unwrap().into_inner().agent.unwrap().state != waiting {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(producer.signal("q", "a", "approve", b"ok".to_vec()).await.unwrap().delivered);
+    let done = producer.await_result("q", "a", Some(Duration::from_secs(10)), 0).await.unwrap().unwrap();
+    assert_eq!(done.result, b"approve:ok");
+    stop.cancel();
+    run.await.unwrap().unwrap();
+}

@@ -1,5 +1,6 @@
 package dev.baton.client;
 
+import com.google.protobuf.ByteString;
 import dev.baton.v1.Agent;
 import dev.baton.v1.AgentRef;
 import dev.baton.v1.AgentResult;
@@ -16,11 +17,16 @@ import dev.baton.v1.RegisterRequest;
 import dev.baton.v1.RegisterResponse;
 import dev.baton.v1.RegisteredAgent;
 import dev.baton.v1.ScheduleResponse;
+import dev.baton.v1.SignalRequest;
+import dev.baton.v1.SignalResponse;
+import dev.baton.v1.WatchAgentRequest;
+import dev.baton.v1.WatchAgentResponse;
 import io.grpc.Channel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -161,6 +167,32 @@ public final class Producer {
       if (answer.getDone()) return Optional.of(answer.getResult());
       if (timeout != null && System.nanoTime() - deadline >= 0) return Optional.empty();
     }
+  }
+
+  /**
+   * Signals {@code event}, with {@code payload} (null: none), to the agent: a run waiting for it
+   * is due at once (its lease carries the event, {@link WaitFor#event}), otherwise the signal is
+   * kept for the wait that names it. {@code requestId} null: a new one; retried with it while the
+   * outcome is unknown. Throws NOT_FOUND when there is no such agent.
+   */
+  public SignalResponse signal(String queue, String name, String event, byte[] payload, String requestId) {
+    SignalRequest.Builder request = SignalRequest.newBuilder().setQueue(queue).setName(name).setEvent(event)
+        .setPayload(payload == null ? ByteString.EMPTY : ByteString.copyFrom(payload));
+    return Backoff.idempotent(requestId == null ? java.util.UUID.randomUUID().toString() : requestId,
+        id -> agents.withDeadlineAfter(10, TimeUnit.SECONDS).signal(request.setRequestId(id).build()));
+  }
+
+  /**
+   * Follows the agent's run as it happens (WatchAgent): first a snapshot, then each lease granted,
+   * progress reported and step recorded, and last the finish ({@code WATCH_UPDATE_FINISHED},
+   * {@code getFinish()} as Await answers). Ends after the finish, or after {@code timeout} (at most
+   * the server's limits.max_wait_ms) without one. {@code hasNext} throws the call's
+   * StatusRuntimeException.
+   */
+  public Iterator<WatchAgentResponse> watch(String queue, String name, Duration timeout) {
+    WatchAgentRequest request = WatchAgentRequest.newBuilder().setQueue(queue).setName(name)
+        .setWait(Durations.of(timeout)).build();
+    return agents.withDeadlineAfter(timeout.toMillis() + 10_000, TimeUnit.MILLISECONDS).watchAgent(request);
   }
 
   /**

@@ -24,6 +24,7 @@ import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.context.Scope;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -80,6 +81,8 @@ public final class Worker implements AutoCloseable {
   /** Completions and releases in one message at most (the server's default limits.max_batch). */
   private static final int MAX_BATCH = 1000;
   private static final Object STOP = new Object();
+  /** A progress report: heartbeat at once. */
+  private static final Object BEAT = new Object();
 
   private final AgentServiceGrpc.AgentServiceStub stub;
   private final AgentServiceGrpc.AgentServiceBlockingStub blocking;
@@ -94,6 +97,9 @@ public final class Worker implements AutoCloseable {
   private final BiConsumer<Lease, Failure> onFinished;
   private final ExecutorService handlers;
   private final Map<Key, String> progress = new ConcurrentHashMap<>();
+  /** Who waits for a progress report's heartbeat to be answered: before it is sent, and after. */
+  private final Map<Key, List<CountDownLatch>> progressDue = new ConcurrentHashMap<>();
+  private final Map<Key, List<CountDownLatch>> progressSent = new HashMap<>(); // the loop thread's
   private final Map<Key, ByteString> results = new ConcurrentHashMap<>();
   private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
   private final CountDownLatch stopSignal = new CountDownLatch(1);
@@ -139,7 +145,7 @@ public final class Worker implements AutoCloseable {
   private record Ended(int stream, Throwable error) {}
 
   /** A handler's end: {@code stopped} when the stop cancelled it first (released, not completed). */
-  private record Finished(Run run, Failure failure, boolean stopped) {}
+  private record Finished(Run run, Failure failure, WaitFor waitFor, boolean stopped) {}
 
   private Worker(Builder b, LeaseHandler handler) {
     this.stub = AgentServiceGrpc.newStub(b.channel);
@@ -170,11 +176,32 @@ public final class Worker implements AutoCloseable {
   }
 
   /**
-   * Reports {@code value} (a small text, at most 256 bytes) for the run of {@code lease}: sent
-   * with the lease's next heartbeat; GetAgent shows the last one while the run is held.
+   * Reports {@code value} (a small text, at most 256 bytes) for the run of {@code lease}: the
+   * worker heartbeats at once, carrying it; GetAgent shows the last one while the run is held, and
+   * WatchAgent streams it ({@link Producer#watch}).
    */
   public void reportProgress(Lease lease, String value) {
     progress.put(Key.of(lease), value);
+    events.add(BEAT);
+  }
+
+  /**
+   * {@link #reportProgress}, then waits (at most 10 s) until Baton answered the heartbeat carrying
+   * it: what the handler does next (a step) comes after it.
+   */
+  public void sendProgress(Lease lease, String value) throws InterruptedException {
+    CountDownLatch answered = new CountDownLatch(1);
+    progressDue.computeIfAbsent(Key.of(lease), k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(answered);
+    reportProgress(lease, value);
+    answered.await(10, TimeUnit.SECONDS);
+  }
+
+  /** Lets those waiting for this lease's sent (or, {@code ended}, any) progress go on. */
+  private void progressAnswered(Key key, boolean ended) {
+    List<CountDownLatch> waiting = progressSent.remove(key);
+    if (waiting != null) waiting.forEach(CountDownLatch::countDown);
+    waiting = ended ? progressDue.remove(key) : null;
+    if (waiting != null) waiting.forEach(CountDownLatch::countDown);
   }
 
   /**
@@ -294,7 +321,9 @@ public final class Worker implements AutoCloseable {
         }
         long wake = !stopBegun ? nextBeat : Math.min(nextBeat, now - handlersBy >= 0 ? giveUpAt : handlersBy);
         Object e = events.poll(Math.max(1, (wake - now) / 1_000_000), TimeUnit.MILLISECONDS);
-        if (e instanceof Received r && r.stream() == id) {
+        if (e == BEAT) {
+          heartbeat();
+        } else if (e instanceof Received r && r.stream() == id) {
           backoff.reset();
           answered(r.response());
         } else if (e instanceof Finished f) {
@@ -339,6 +368,8 @@ public final class Worker implements AutoCloseable {
     for (Run run : held.values()) {
       if (run.cancellation.isCancelled()) continue;
       String p = progress.remove(Key.of(run.lease));
+      List<CountDownLatch> waiting = p == null ? null : progressDue.remove(Key.of(run.lease));
+      if (waiting != null) progressSent.computeIfAbsent(Key.of(run.lease), k -> new ArrayList<>()).addAll(waiting);
       m.addHeartbeats(SessionLease.newBuilder().setName(run.lease.getName()).setToken(run.lease.getToken())
           .setProgress(p == null ? "" : p));
     }
@@ -353,6 +384,8 @@ public final class Worker implements AutoCloseable {
       }
     }
     for (LeaseRef ref : r.getReleasedList()) releasing.remove(Key.of(ref));
+    for (var extended : r.getExtendedList()) progressAnswered(new Key(extended.getName(), extended.getToken()), false);
+    for (LeaseRef lost : r.getLostList()) progressAnswered(Key.of(lost), false);
     List<LeaseRef> cancelled = r.getCancelledList();
     for (LeaseRef lost : r.getLostList()) {
       Key key = Key.of(lost);
@@ -377,7 +410,7 @@ public final class Worker implements AutoCloseable {
       held.put(Key.of(lease), run);
       run.future = handlers.submit(() -> {
         Finished f = invoke(run);
-        if (onFinished != null && !f.stopped() && !run.cancellation.isCancelled()) {
+        if (onFinished != null && !f.stopped() && f.waitFor() == null && !run.cancellation.isCancelled()) {
           try {
             onFinished.accept(lease, f.failure());
           } catch (RuntimeException e) {
@@ -397,6 +430,7 @@ public final class Worker implements AutoCloseable {
     Key key = Key.of(lease);
     if (held.remove(key) == null) return; // released already: the stop gave up on it
     progress.remove(key);
+    progressAnswered(key, true);
     ByteString result = results.remove(key);
     if (!stopBegun) m.setCredit(m.getCredit() + 1);
     if (f.stopped()) {
@@ -404,7 +438,9 @@ public final class Worker implements AutoCloseable {
     } else if (!run.cancellation.isCancelled()) {
       SessionCompletion.Builder c = SessionCompletion.newBuilder().setName(lease.getName()).setToken(lease.getToken());
       Failure failure = f.failure();
-      if (failure == null) {
+      if (f.waitFor() != null) {
+        c.setWaitFor(f.waitFor().toProto());
+      } else if (failure == null) {
         c.setOutcome(Outcome.OUTCOME_SUCCESS);
         if (result != null) c.setResult(result);
       } else {
@@ -466,8 +502,11 @@ public final class Worker implements AutoCloseable {
     Span span = Tracing.startRun(Tracing.tracer(openTelemetry), queue, lease);
     Throwable thrown = null;
     Failure failure = null;
+    WaitFor waitFor = null;
     try (Scope ignored = span.makeCurrent()) {
       handler.handle(lease, run.cancellation);
+    } catch (WaitFor w) {
+      waitFor = w;
     } catch (Throwable t) {
       thrown = t;
       failure = Outcomes.classify(t);
@@ -476,7 +515,7 @@ public final class Worker implements AutoCloseable {
     Outcome outcome = failure == null ? Outcome.OUTCOME_SUCCESS
         : failure.outcome() == Outcome.OUTCOME_UNSPECIFIED ? null : failure.outcome();
     Tracing.end(span, run.cancellation.reason(), thrown, outcome, failure == null ? null : failure.getMessage());
-    return new Finished(run, failure, stopped);
+    return new Finished(run, failure, waitFor, stopped);
   }
 
   /**
@@ -548,7 +587,8 @@ public final class Worker implements AutoCloseable {
     /**
      * Called on the handler's thread when a handler has ended and its result is settled: it will
      * be completed (failure null: success), whatever happens next, a stop included. Not called for
-     * a run that was cancelled (lease lost, CancelRun, stop).
+     * a run that was cancelled (lease lost, CancelRun, stop), nor for one that ended by waiting
+     * ({@link WaitFor}).
      */
     public Builder onFinished(BiConsumer<Lease, Failure> onFinished) {
       this.onFinished = onFinished;

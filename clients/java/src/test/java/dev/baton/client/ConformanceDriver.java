@@ -6,11 +6,16 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.baton.v1.Agent;
 import dev.baton.v1.AgentResult;
+import dev.baton.v1.AgentServiceGrpc;
 import dev.baton.v1.BatchStatus;
+import dev.baton.v1.CancelRunRequest;
 import dev.baton.v1.IdempotencyMode;
 import dev.baton.v1.Lease;
 import dev.baton.v1.RegisterBatchRequest;
 import dev.baton.v1.RegisterResponse;
+import dev.baton.v1.Step;
+import dev.baton.v1.WatchAgentResponse;
+import dev.baton.v1.WatchUpdate;
 import io.grpc.StatusRuntimeException;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
@@ -34,7 +39,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * mapped onto the public helpers; JSON events on stdout. Connects to $BATON_TARGET.
  */
 public final class ConformanceDriver {
-  private static final Gson GSON = new Gson();
+  private static final Gson GSON = new com.google.gson.GsonBuilder().serializeNulls().create();
   private final BatonClient client = BatonClient.forTarget(System.getenv("BATON_TARGET")).build();
   private final Producer producer = new Producer(client);
   private final Map<String, Worker> workers = new ConcurrentHashMap<>();
@@ -125,6 +130,28 @@ public final class ConformanceDriver {
         names(c, "on_complete").forEach(n -> request.addOnComplete(Producer.oneShot(n)));
         batch(id, producer.registerBatch(request).getStatus());
       });
+      case "signal" -> background(() -> {
+        try {
+          var r = producer.signal(c.get("queue").getAsString(), c.get("name").getAsString(), c.get("event").getAsString(),
+              c.has("payload") ? c.get("payload").getAsString().getBytes(StandardCharsets.UTF_8) : null,
+              c.has("request_id") ? c.get("request_id").getAsString() : null);
+          emit("event", "signalled", "id", id, "delivered", r.getDelivered(), "kept", r.getKept(),
+              "duplicate", r.getDuplicate(), "consumed", r.getConsumed());
+        } catch (StatusRuntimeException e) {
+          emit("event", "failed", "id", id, "code", e.getStatus().getCode().name());
+        }
+      });
+      case "watch" -> background(() -> watch(id, c));
+      case "cancel" -> background(() -> {
+        try {
+          var r = AgentServiceGrpc.newBlockingStub(client).cancelRun(CancelRunRequest.newBuilder()
+              .setQueue(c.get("queue").getAsString()).setName(c.get("name").getAsString())
+              .setCascade(c.has("cascade") && c.get("cascade").getAsBoolean()).build());
+          emit("event", "cancel", "id", id, "requested", r.getRequested(), "cascaded", r.getCascaded());
+        } catch (StatusRuntimeException e) {
+          emit("event", "failed", "id", id, "code", e.getStatus().getCode().name());
+        }
+      });
       case "close_batch" -> background(() -> batch(id, producer.closeBatch(c.get("batch").getAsString())));
       case "batch_status" -> background(() -> batch(id, producer.getBatch(c.get("batch").getAsString())));
       default -> throw new IllegalArgumentException("unknown command " + cmd);
@@ -153,6 +180,11 @@ public final class ConformanceDriver {
       String mode = c.get("idempotency_mode").getAsString().toUpperCase(java.util.Locale.ROOT);
       a.setIdempotencyMode(IdempotencyMode.valueOf("IDEMPOTENCY_MODE_" + mode));
     }
+    if (c.has("wait_for")) {
+      JsonObject w = c.getAsJsonObject("wait_for");
+      a.setWaitFor(new WaitFor(w.get("event").getAsString(),
+          w.has("timeout_ms") ? Duration.ofMillis(w.get("timeout_ms").getAsLong()) : null).toProto());
+    }
     if (c.has("debounce_ms")) a.setDebounce(Durations.of(Duration.ofMillis(c.get("debounce_ms").getAsLong())));
     return a;
   }
@@ -166,6 +198,28 @@ public final class ConformanceDriver {
         emit("event", "awaited", "id", id, "done", true, "finish", result.get().getFinish().name(),
             "result", result.get().getResult().toStringUtf8());
       }
+    } catch (StatusRuntimeException e) {
+      emit("event", "failed", "id", id, "code", e.getStatus().getCode().name());
+    }
+  }
+
+  private void watch(String id, JsonObject c) {
+    try {
+      var updates = producer.watch(c.get("queue").getAsString(), c.get("name").getAsString(),
+          Duration.ofMillis(c.has("timeout_ms") ? c.get("timeout_ms").getAsLong() : 10_000));
+      while (updates.hasNext()) {
+        WatchAgentResponse u = updates.next();
+        emit("event", "watch_update", "id", id, "update", u.getUpdate().name(), "state", u.getState().name(),
+            "token", u.getToken(), "sequence", u.getSequence(), "progress", u.getProgress(),
+            "steps", u.getStepsList().stream().map(Step::getName).toList());
+        if (u.getUpdate() == WatchUpdate.WATCH_UPDATE_FINISHED) {
+          var f = u.getFinish();
+          emit("event", "watched", "id", id, "done", true, "finish", f.getResult().getFinish().name(),
+              "result", f.getResult().getResult().toStringUtf8(), "steps", f.getStepsList().stream().map(Step::getName).toList());
+          return;
+        }
+      }
+      emit("event", "watched", "id", id, "done", false);
     } catch (StatusRuntimeException e) {
       emit("event", "failed", "id", id, "code", e.getStatus().getCode().name());
     }
@@ -227,12 +281,32 @@ public final class ConformanceDriver {
         parents.add(m);
       }
       List<String> steps = lease.getStepsList().stream().map(s -> s.getName()).toList();
-      emit("event", "started", "id", id, "name", lease.getName(), "token", lease.getToken(), "parents", parents, "steps", steps);
+      Map<String, Object> event = WaitFor.event(lease).map(e -> {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("event", e.getEvent());
+        m.put("payload", e.getPayload().toStringUtf8());
+        m.put("timed_out", e.getTimedOut());
+        return m;
+      }).orElse(null);
+      emit("event", "started", "id", id, "name", lease.getName(), "token", lease.getToken(), "parents", parents, "steps", steps,
+          "lease_event", event);
+      if (mode.equals("wait_for_event")) {
+        if (event == null) {
+          emit("event", "waiting", "id", id, "name", lease.getName(), "token", lease.getToken());
+          throw new WaitFor(h.get("event").getAsString(), h.has("timeout_ms") ? Duration.ofMillis(h.get("timeout_ms").getAsLong()) : null);
+        }
+        var e = lease.getEvent();
+        self.get().setResult(lease, (e.getTimedOut() ? "timeout:" + e.getEvent() : e.getEvent() + ":" + e.getPayload().toStringUtf8())
+            .getBytes(StandardCharsets.UTF_8));
+        return;
+      }
       boolean failing = mode.equals("fail");
       if (mode.equals("steps")) {
-        for (JsonElement e : h.getAsJsonArray("steps")) {
-          String step = e.getAsString();
+        var todo = h.getAsJsonArray("steps");
+        for (int i = 0; i < todo.size(); i++) {
+          String step = todo.get(i).getAsString();
           if (Worker.recordedStep(lease, step).isPresent()) continue;
+          if (h.has("progress") && h.get("progress").getAsBoolean()) self.get().sendProgress(lease, (i + 1) + "/" + todo.size());
           var answer = self.get().recordStep(lease, step, ("r-" + step).getBytes(StandardCharsets.UTF_8));
           emit("event", "step", "id", id, "name", lease.getName(), "token", lease.getToken(), "step", step,
               "recorded", answer.getRecorded());

@@ -16,6 +16,7 @@ import dev.baton.v1.Outcome;
 import dev.baton.v1.RegisterRequest;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -128,6 +129,45 @@ class WorkerTest {
         eventually(10_000, "the run ended", () -> agent(queue, "crawl").getState() == AgentState.AGENT_STATE_WAITING);
       }
       assertEquals(Map.of(), baton.completed(queue), "a cancelled run is neither completed nor failed");
+    }
+  }
+
+  @Test
+  void aProgressReportHeartbeatsAtOnce() throws Exception {
+    String queue = unique("java-progress");
+    register(queue, List.of("crawl"), Duration.ofMinutes(5), Duration.ofHours(1));
+    AtomicReference<Worker> self = new AtomicReference<>();
+    CountDownLatch done = new CountDownLatch(1);
+    // Beats a minute apart: only the report itself can carry the progress in time.
+    Worker w = worker(queue).heartbeatEvery(Duration.ofMinutes(1)).build((lease, c) -> {
+      self.get().reportProgress(lease, "1/2");
+      done.await();
+    });
+    self.set(w);
+    try (Worker running = w.start()) {
+      eventually(5_000, "progress shown", () -> agent(queue, "crawl").getProgress().equals("1/2"));
+      done.countDown();
+    }
+  }
+
+  @Test
+  void aRunWaitsForASignalAndGetsItsEvent() throws Exception {
+    String queue = unique("java-wait");
+    Producer producer = new Producer(baton.channel);
+    producer.register(queue, Producer.oneShot("approve-me").setKeepResult(true)); // its finish outlives the run
+    AtomicReference<Worker> self = new AtomicReference<>();
+    Worker w = worker(queue).build((lease, c) -> {
+      var event = WaitFor.event(lease);
+      if (event.isEmpty()) throw new WaitFor("approve", Duration.ofMinutes(5));
+      String result = event.get().getEvent() + ":" + event.get().getPayload().toStringUtf8();
+      self.get().setResult(lease, result.getBytes(StandardCharsets.UTF_8));
+    });
+    self.set(w);
+    try (Worker running = w.start()) {
+      eventually(10_000, "waiting", () -> agent(queue, "approve-me").getState() == AgentState.AGENT_STATE_WAITING_FOR_EVENT);
+      assertTrue(producer.signal(queue, "approve-me", "approve", "ok".getBytes(StandardCharsets.UTF_8), null).getDelivered());
+      var result = producer.awaitResult(queue, "approve-me", Duration.ofSeconds(10));
+      assertEquals("approve:ok", result.orElseThrow().getResult().toStringUtf8());
     }
   }
 
