@@ -46,6 +46,10 @@ Each scenario gets its own Baton (with its embedded Redis) and its own driver pr
                                          AdminService.SetGroupLimits
 - {"set_limits": {"queue", "group", "concurrency", "create"}}
                                          AdminService.SetLimits (QueueLimits.group)
+- {"until_state": {"queue", "name", "state"}}
+                                         GetAgent until the agent is in that AgentState (at most
+                                         10 s): a driver's event can come before Baton applied
+                                         what the helper sends next (a wait's completion)
 """
 
 from __future__ import annotations
@@ -301,6 +305,21 @@ class Run:
                                     max_attempts=spec.get("max_attempts", 0))
             agents.Register(agent_pb2.RegisterRequest(queue=spec["queue"], agents=[agent]), timeout=10)
 
+    def until_state(self, spec: dict) -> None:
+        from baton.v1 import agent_pb2
+        channel, _, agents, _, _ = self.stubs()
+        deadline = time.monotonic() + 10
+        with channel:
+            while True:
+                got = agents.GetAgent(agent_pb2.GetAgentRequest(queue=spec["queue"], name=spec["name"]), timeout=10)
+                state = agent_pb2.AgentState.Name(got.agent.state)
+                if state == spec["state"]:
+                    return
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"{spec['name']} is {state} after 10 s, expected {spec['state']}")
+                with self.cond:
+                    self.cond.wait(timeout=0.02)
+
     def set_group_limits(self, spec: dict) -> None:
         channel, _, _, admin_pb2, admin = self.stubs()
         with channel:
@@ -384,6 +403,8 @@ class Run:
             self.set_group_limits(s["set_group_limits"])
         elif "set_limits" in s:
             self.set_limits(s["set_limits"])
+        elif "until_state" in s:
+            self.until_state(s["until_state"])
         elif "auto_finish" in s:
             with self.cond:
                 self.rules.append({"kind": "auto_finish", "id": s["auto_finish"]})
