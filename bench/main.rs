@@ -33,6 +33,11 @@
 //!   3-primary cluster, drained by Session streams: jobs/s, Redis commands, scripts and CPU per
 //!   grant, each against N = 1.
 //!
+//! - batch: `limits.script_batch` 10 … 500: each script's Redis µs per call and per item, its
+//!   worst call against a bare INCR's worst in the same run, and jobs/s.
+//! - sessions: the scale scenario's idle Session stream step alone, for variants of the
+//!   server's environment, interleaved.
+//!
 //! Tables go to stdout, progress to stderr. See bench/README.md for how to read each table.
 
 mod lab;
@@ -45,17 +50,19 @@ use clap::{Parser, ValueEnum};
 
 use lab::{print_machine, Lab, Result};
 use scenarios::{
+    batch::BatchArgs,
     blip::BlipArgs, claims::ClaimArgs, cluster::ClusterArgs, cycles::CyclesArgs, dispatch::DispatchArgs,
     drain::DrainArgs, flows::FlowsArgs, idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, scale::ScaleArgs,
-    schedule::ScheduleArgs, security::SecurityArgs, shards::ShardsArgs,
+    schedule::ScheduleArgs, security::SecurityArgs, sessions::SessionsArgs, shards::ShardsArgs,
 };
 
 #[derive(Parser)]
 #[command(about = "Baton's benchmark: every figure next to a reference measured in the same run")]
 struct Args {
     /// Scenarios to run, comma-separated: cycles, dispatch, recovery, idle, blip, leader,
-    /// claims, schedule, cluster, security, drain, flows, scale, shards, or all (scale runs the
-    /// shard sweep as its last step, so all runs it once).
+    /// claims, schedule, cluster, security, drain, flows, scale, shards, batch, sessions, or all
+    /// (scale runs the shard sweep as its last step, so all runs it once; batch and sessions are
+    /// not part of all).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     scenario: Vec<Scenario>,
 
@@ -297,6 +304,30 @@ struct Args {
     #[arg(long, value_enum, value_delimiter = ',', default_value = "single,cluster", help_heading = "shards")]
     shards_on: Vec<scenarios::shards::On>,
 
+    // --- batch ---
+    /// batch: `limits.script_batch` sizes measured (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "10,20,50,100,200,500", help_heading = "batch")]
+    batch_sizes: Vec<u32>,
+    /// batch: one-shot agents registered and drained at each size.
+    #[arg(long, default_value_t = 20_000, help_heading = "batch")]
+    batch_jobs: u64,
+    /// batch: draining workers (each one gRPC connection, Acquire of 1,000 + CompleteBatch).
+    #[arg(long, default_value_t = 4, help_heading = "batch")]
+    batch_workers: usize,
+    /// batch: rounds; each runs every size once, interleaved.
+    #[arg(long, default_value_t = 2, help_heading = "batch")]
+    batch_rounds: u32,
+
+    // --- sessions ---
+    /// sessions: variants of the `baton serve` environment, comma-separated: `default`, or
+    /// `K=V` settings joined by `+` (`bin=PATH`: another `baton` binary, a build to compare).
+    #[arg(long, value_delimiter = ',', default_value = "default", help_heading = "sessions")]
+    sessions_variants: Vec<String>,
+    /// sessions: rounds; each runs every size and variant once, interleaved (sizes are
+    /// --scale-sessions).
+    #[arg(long, default_value_t = 2, help_heading = "sessions")]
+    sessions_rounds: u32,
+
     // --- security ---
     /// security: concurrent workers (one connection each).
     #[arg(long, default_value_t = 32, help_heading = "security")]
@@ -322,10 +353,12 @@ enum Scenario {
     Flows,
     Scale,
     Shards,
+    Batch,
+    Sessions,
     All,
 }
 
-const ORDER: [Scenario; 14] = [
+const ORDER: [Scenario; 16] = [
     Scenario::Cycles,
     Scenario::Dispatch,
     Scenario::Recovery,
@@ -340,6 +373,8 @@ const ORDER: [Scenario; 14] = [
     Scenario::Flows,
     Scenario::Scale,
     Scenario::Shards,
+    Scenario::Batch,
+    Scenario::Sessions,
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -442,6 +477,19 @@ fn check(args: &Args) -> std::result::Result<(), String> {
              --shards-credit 1..={max_batch}, --shards-on not empty"
         ));
     }
+    if args.batch_sizes.is_empty()
+        || args.batch_sizes.iter().any(|&n| n == 0 || n > max_batch)
+        || args.batch_jobs == 0
+        || args.batch_workers == 0
+        || args.batch_rounds == 0
+    {
+        return Err(format!(
+            "--batch-sizes must be 1..={max_batch} each, --batch-jobs, --batch-workers and --batch-rounds at least 1"
+        ));
+    }
+    if args.sessions_variants.is_empty() || args.sessions_rounds == 0 || args.scale_sessions.contains(&0) {
+        return Err("--sessions-variants not empty, --sessions-rounds and --scale-sessions at least 1".into());
+    }
     if args.drain_limit_calls == 0 {
         return Err("--drain-limit-calls must be at least 1".into());
     }
@@ -486,7 +534,10 @@ fn shards_args(args: &Args) -> ShardsArgs {
 }
 
 async fn run(args: Args) -> Result<()> {
-    let wanted = |s: Scenario| args.scenario.contains(&Scenario::All) || args.scenario.contains(&s);
+    let wanted = |s: Scenario| {
+        args.scenario.contains(&s)
+            || (args.scenario.contains(&Scenario::All) && !matches!(s, Scenario::Batch | Scenario::Sessions))
+    };
     let dir = tempfile::Builder::new().prefix("baton-bench").tempdir_in("/tmp")?;
     let mut lab = Lab::start(dir.path()).await?;
     print_machine(&mut lab.conn, &lab.clock).await?;
@@ -619,6 +670,24 @@ async fn run(args: Args) -> Result<()> {
             Scenario::Shards => {
                 scenarios::shards::run(&mut lab, &shards_args(&args)).await?;
                 lab::print_load();
+            }
+            Scenario::Batch => {
+                let batch = BatchArgs {
+                    sizes: args.batch_sizes.clone(),
+                    jobs: args.batch_jobs,
+                    workers: args.batch_workers,
+                    rounds: args.batch_rounds,
+                };
+                scenarios::batch::run(&mut lab, &batch).await?;
+            }
+            Scenario::Sessions => {
+                let sessions = SessionsArgs {
+                    sizes: args.scale_sessions.clone(),
+                    variants: args.sessions_variants.clone(),
+                    rounds: args.sessions_rounds,
+                    idle_seconds: args.scale_idle_seconds,
+                };
+                scenarios::sessions::run(&mut lab, &sessions).await?;
             }
             Scenario::All => unreachable!("not in ORDER"),
         }
