@@ -50,10 +50,10 @@ use clap::{Parser, ValueEnum};
 
 use lab::{print_machine, Lab, Result};
 use scenarios::{
-    batch::BatchArgs,
-    blip::BlipArgs, claims::ClaimArgs, cluster::ClusterArgs, cycles::CyclesArgs, dispatch::DispatchArgs,
-    drain::DrainArgs, flows::FlowsArgs, idle::IdleArgs, leader::LeaderArgs, recovery::RecoveryArgs, scale::ScaleArgs,
-    schedule::ScheduleArgs, security::SecurityArgs, sessions::SessionsArgs, shards::ShardsArgs,
+    batch::BatchArgs, blip::BlipArgs, claims::ClaimArgs, cluster::ClusterArgs, cycles::CyclesArgs,
+    dispatch::DispatchArgs, drain::DrainArgs, flows::FlowsArgs, idle::IdleArgs, leader::LeaderArgs,
+    recovery::RecoveryArgs, scale::ScaleArgs, schedule::ScheduleArgs, security::SecurityArgs, sessions::SessionsArgs,
+    shards::ShardsArgs,
 };
 
 #[derive(Parser)]

@@ -48,7 +48,10 @@ pub async fn run(lab: &mut Lab, args: &SessionsArgs) -> Result<()> {
     }
     println!();
     println!("Idle Session streams on one queue, 64 connections (RSS: `baton serve` alone, in a process of its own)");
-    println!("{:>9} {:<60} {:>16} {:>24} {:>18}", "streams", "variant", "KB/stream (mean)", "rounds", "grant p99 (worst)");
+    println!(
+        "{:>9} {:<60} {:>16} {:>24} {:>18}",
+        "streams", "variant", "KB/stream (mean)", "rounds", "grant p99 (worst)"
+    );
     for (n, variant, kb, p99) in &rows {
         let mean = kb.iter().sum::<f64>() / kb.len() as f64;
         let each: Vec<String> = kb.iter().map(|k| format!("{k:.1}")).collect();
