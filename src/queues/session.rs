@@ -261,9 +261,8 @@ impl Session {
         // An invalid message ends the session, once what came before it is flushed and answered.
         let mut fail: Option<Error> = None;
         // Rounds in flight, answered in the order they started. Each round is boxed: the set
-        // keeps a task slot the size of its future for as long as the stream lives (its stub,
-        // and the last finished round's until a waker of it is dropped), and an unboxed round
-        // (a flush and an acquire, joined) is kilobytes in every idle stream.
+        // allocates a stub task the size of its future for as long as the stream lives, and an
+        // unboxed round (a flush and an acquire, joined) is kilobytes in every idle stream.
         let mut rounds = FuturesOrdered::new();
         loop {
             // Everything that has arrived, without waiting (bounded, so a flood still flushes).
