@@ -422,13 +422,20 @@ pub struct BatonProcess {
 }
 
 impl BatonProcess {
-    /// Starts the `baton` binary built beside this one (bench/run builds it).
-    pub async fn start(redis_url: &str) -> Result<Self> {
-        let bin = sibling_bin("baton")?;
+    /// Starts the `baton` binary built beside this one (bench/run builds it), with these
+    /// environment variables set for the process (`BATON_*` settings, or the allocator's); a
+    /// `bin` entry names another `baton` binary to start instead (a build to compare with).
+    pub async fn start_with(redis_url: &str, env: &[(String, String)]) -> Result<Self> {
+        let bin = match env.iter().find(|(k, _)| k == "bin") {
+            Some((_, path)) => std::path::PathBuf::from(path),
+            None => sibling_bin("baton")?,
+        };
+        let env = env.iter().filter(|(k, _)| k != "bin");
         // A free port: bound, read, let go (Baton binds it a moment later).
         let addr = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
         let child = tokio::process::Command::new(bin)
             .args(["serve", "--listen", &addr.to_string(), "--metrics-listen", "", "--redis-url", redis_url])
+            .envs(env.map(|(k, v)| (k, v)))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .kill_on_drop(true)

@@ -35,6 +35,11 @@
 //! - durable: what durable execution costs: a run of 10 recorded steps against a chain of 10
 //!   one-shot agents, in Redis commands per run (whole life).
 //!
+//! - batch: `limits.script_batch` 10 … 500: each script's Redis µs per call and per item, its
+//!   worst call against a bare INCR's worst in the same run, and jobs/s.
+//! - sessions: the scale scenario's idle Session stream step alone, for variants of the
+//!   server's environment, interleaved.
+//!
 //! Tables go to stdout, progress to stderr. See bench/README.md for how to read each table.
 
 mod lab;
@@ -47,17 +52,19 @@ use clap::{Parser, ValueEnum};
 
 use lab::{print_machine, Lab, Result};
 use scenarios::{
-    blip::BlipArgs, claims::ClaimArgs, cluster::ClusterArgs, cycles::CyclesArgs, dispatch::DispatchArgs,
-    drain::DrainArgs, durable::DurableArgs, flows::FlowsArgs, idle::IdleArgs, leader::LeaderArgs,
-    recovery::RecoveryArgs, scale::ScaleArgs, schedule::ScheduleArgs, security::SecurityArgs, shards::ShardsArgs,
+    batch::BatchArgs, blip::BlipArgs, claims::ClaimArgs, cluster::ClusterArgs, cycles::CyclesArgs,
+    dispatch::DispatchArgs, drain::DrainArgs, durable::DurableArgs, flows::FlowsArgs, idle::IdleArgs,
+    leader::LeaderArgs, recovery::RecoveryArgs, scale::ScaleArgs, schedule::ScheduleArgs, security::SecurityArgs,
+    sessions::SessionsArgs, shards::ShardsArgs,
 };
 
 #[derive(Parser)]
 #[command(about = "Baton's benchmark: every figure next to a reference measured in the same run")]
 struct Args {
     /// Scenarios to run, comma-separated: cycles, dispatch, recovery, idle, blip, leader,
-    /// claims, schedule, cluster, security, drain, flows, scale, shards, durable, or all (scale runs the
-    /// shard sweep as its last step, so all runs it once).
+    /// claims, schedule, cluster, security, drain, flows, scale, shards, durable, batch, sessions, or
+    /// all (scale runs the shard sweep as its last step, so all runs it once; batch and sessions
+    /// are not part of all).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     scenario: Vec<Scenario>,
 
@@ -328,6 +335,30 @@ struct Args {
     #[arg(long, default_value_t = 50, help_heading = "durable")]
     durable_watch_agents: u32,
 
+    // --- batch ---
+    /// batch: `limits.script_batch` sizes measured (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "10,20,50,100,200,500", help_heading = "batch")]
+    batch_sizes: Vec<u32>,
+    /// batch: one-shot agents registered and drained at each size.
+    #[arg(long, default_value_t = 20_000, help_heading = "batch")]
+    batch_jobs: u64,
+    /// batch: draining workers (each one gRPC connection, Acquire of 1,000 + CompleteBatch).
+    #[arg(long, default_value_t = 4, help_heading = "batch")]
+    batch_workers: usize,
+    /// batch: rounds; each runs every size once, interleaved.
+    #[arg(long, default_value_t = 2, help_heading = "batch")]
+    batch_rounds: u32,
+
+    // --- sessions ---
+    /// sessions: variants of the `baton serve` environment, comma-separated: `default`, or
+    /// `K=V` settings joined by `+` (`bin=PATH`: another `baton` binary, a build to compare).
+    #[arg(long, value_delimiter = ',', default_value = "default", help_heading = "sessions")]
+    sessions_variants: Vec<String>,
+    /// sessions: rounds; each runs every size and variant once, interleaved (sizes are
+    /// --scale-sessions).
+    #[arg(long, default_value_t = 2, help_heading = "sessions")]
+    sessions_rounds: u32,
+
     // --- security ---
     /// security: concurrent workers (one connection each).
     #[arg(long, default_value_t = 32, help_heading = "security")]
@@ -354,10 +385,12 @@ enum Scenario {
     Scale,
     Shards,
     Durable,
+    Batch,
+    Sessions,
     All,
 }
 
-const ORDER: [Scenario; 15] = [
+const ORDER: [Scenario; 17] = [
     Scenario::Cycles,
     Scenario::Dispatch,
     Scenario::Recovery,
@@ -373,6 +406,8 @@ const ORDER: [Scenario; 15] = [
     Scenario::Scale,
     Scenario::Shards,
     Scenario::Durable,
+    Scenario::Batch,
+    Scenario::Sessions,
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -497,6 +532,19 @@ fn check(args: &Args) -> std::result::Result<(), String> {
              --shards-credit 1..={max_batch}, --shards-on not empty"
         ));
     }
+    if args.batch_sizes.is_empty()
+        || args.batch_sizes.iter().any(|&n| n == 0 || n > max_batch)
+        || args.batch_jobs == 0
+        || args.batch_workers == 0
+        || args.batch_rounds == 0
+    {
+        return Err(format!(
+            "--batch-sizes must be 1..={max_batch} each, --batch-jobs, --batch-workers and --batch-rounds at least 1"
+        ));
+    }
+    if args.sessions_variants.is_empty() || args.sessions_rounds == 0 || args.scale_sessions.contains(&0) {
+        return Err("--sessions-variants not empty, --sessions-rounds and --scale-sessions at least 1".into());
+    }
     if args.drain_limit_calls == 0 {
         return Err("--drain-limit-calls must be at least 1".into());
     }
@@ -541,7 +589,10 @@ fn shards_args(args: &Args) -> ShardsArgs {
 }
 
 async fn run(args: Args) -> Result<()> {
-    let wanted = |s: Scenario| args.scenario.contains(&Scenario::All) || args.scenario.contains(&s);
+    let wanted = |s: Scenario| {
+        args.scenario.contains(&s)
+            || (args.scenario.contains(&Scenario::All) && !matches!(s, Scenario::Batch | Scenario::Sessions))
+    };
     let dir = tempfile::Builder::new().prefix("baton-bench").tempdir_in("/tmp")?;
     let mut lab = Lab::start(dir.path()).await?;
     print_machine(&mut lab.conn, &lab.clock).await?;
@@ -688,6 +739,24 @@ async fn run(args: Args) -> Result<()> {
                     watch_agents: args.durable_watch_agents,
                 };
                 scenarios::durable::run(&mut lab, &durable).await?;
+            }
+            Scenario::Batch => {
+                let batch = BatchArgs {
+                    sizes: args.batch_sizes.clone(),
+                    jobs: args.batch_jobs,
+                    workers: args.batch_workers,
+                    rounds: args.batch_rounds,
+                };
+                scenarios::batch::run(&mut lab, &batch).await?;
+            }
+            Scenario::Sessions => {
+                let sessions = SessionsArgs {
+                    sizes: args.scale_sessions.clone(),
+                    variants: args.sessions_variants.clone(),
+                    rounds: args.sessions_rounds,
+                    idle_seconds: args.scale_idle_seconds,
+                };
+                scenarios::sessions::run(&mut lab, &sessions).await?;
             }
             Scenario::All => unreachable!("not in ORDER"),
         }

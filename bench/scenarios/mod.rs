@@ -1,6 +1,7 @@
 //! One module per scenario; each starts from an empty Redis and its own Baton, and prints its
 //! own tables to stdout as soon as it ends.
 
+pub mod batch;
 pub mod blip;
 pub mod claims;
 pub mod cluster;
@@ -17,4 +18,5 @@ pub mod scale;
 pub mod scale_sources;
 pub mod schedule;
 pub mod security;
+pub mod sessions;
 pub mod shards;

@@ -255,9 +255,19 @@ async fn commands(lab: &mut Lab) -> Result<u64> {
 }
 
 pub async fn sessions_step(lab: &mut Lab, n: usize, idle_seconds: u64) -> Result<(SessionRow, Slow)> {
+    sessions_step_with(lab, n, idle_seconds, &[]).await
+}
+
+/// As [`sessions_step`], the `baton serve` process started with these environment variables.
+pub async fn sessions_step_with(
+    lab: &mut Lab,
+    n: usize,
+    idle_seconds: u64,
+    env: &[(String, String)],
+) -> Result<(SessionRow, Slow)> {
     lab.flush().await?;
     // Baton in a process of its own, so its memory is read apart from the streams' client ends.
-    let baton = BatonProcess::start(&lab.url()).await?;
+    let baton = BatonProcess::start_with(&lab.url(), env).await?;
     let channels = baton.channels(64).await?;
     let mut client = agents(channels[0].clone());
     // The queue exists (one agent, due in an hour) so every session waits on it.

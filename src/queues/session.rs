@@ -122,7 +122,9 @@ pub(crate) async fn open(
         }
         _open.decrement(1.0);
         if session.gone && !grace.is_zero() && !session.held.is_empty() && !shutdown.is_cancelled() {
-            session.abandon(grace).await;
+            // Boxed: only a broken stream needs it, and the task of every open one would
+            // otherwise be as large as it.
+            Box::pin(session.abandon(grace)).await;
         }
     });
     let responses = ReceiverStream::new(rx).map(|r| r.map(|boxed| *boxed));
@@ -272,7 +274,9 @@ impl Session {
         let mut notified = Box::pin(notify.notified());
         // An invalid message ends the session, once what came before it is flushed and answered.
         let mut fail: Option<Error> = None;
-        // Rounds in flight, answered in the order they started.
+        // Rounds in flight, answered in the order they started. Each round is boxed: the set
+        // allocates a stub task the size of its future for as long as the stream lives, and an
+        // unboxed round (a flush and an acquire, joined) is kilobytes in every idle stream.
         let mut rounds = FuturesOrdered::new();
         loop {
             // Everything that has arrived, without waiting (bounded, so a flood still flushes).
@@ -303,7 +307,7 @@ impl Session {
                         due_at = None;
                     }
                     self.credit -= asked;
-                    rounds.push_back(round(ctx.clone(), std::mem::take(&mut self.pending), asked));
+                    rounds.push_back(Box::pin(round(ctx.clone(), std::mem::take(&mut self.pending), asked)));
                 }
             }
             if rounds.is_empty() && self.pending.is_empty() {
