@@ -174,22 +174,24 @@ local function endFinished(channel, queue, now)
 end
 
 -- finished for many names at once (a batch of one-shot successes; keeps[i]: keepsFinish of
--- name i's definition): one HSET and one ZADD for the records kept, none when nobody reads them.
--- A queue with no children and no awaiters pays nothing per name.
-local function finishedMany(names, records, keeps, now)
+-- name i's definition; recordOf(i): name i's result record, made only for a finish that is
+-- kept or has children): one HSET and one ZADD for the records kept, none when nobody reads
+-- them. A queue with no children and no awaiters pays nothing per name.
+local function finishedMany(names, recordOf, keeps, now)
   if #names == 0 then return end
   local children, awaited = hasChildren(), anyAwaited()
   local h, z = {}, {}
   for i, name in ipairs(names) do
     local keep = keeps[i]
-    if children and outboxChildren(name, records[i], now) then keep = true end
+    local record = (keep or children) and recordOf(i)
+    if children and outboxChildren(name, record, now) then keep = true end
     if awaited and isAwaited(name, now) then
       keep = true
       finishedAwaited[#finishedAwaited + 1] = name
     end
     if keep then
       F.kept[name] = true
-      h[#h + 1], h[#h + 2] = name, records[i]
+      h[#h + 1], h[#h + 2] = name, record or recordOf(i)
       z[#z + 1], z[#z + 2] = now + F.ttl, name
     end
   end

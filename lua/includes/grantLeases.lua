@@ -126,10 +126,12 @@ local function grant(K, names, keys, known)
   local token = rcall('INCRBY', K.seq, #kept) - #kept
   -- Per lease only what differs is built; counters instead of # (each # is a search).
   local now, out = G.now, G.out
+  local nowText = int(now)
   local working, leases, w, o = {}, {}, 0, #out
   for j, name in ipairs(kept) do
     local def = defs[valid[j]]
-    local timeout = defField(def, 'timeout_ms')
+    local timeoutText = defDigits(def, 'timeout_ms')
+    local timeout = tonumber(timeoutText)
     token = token + 1
     local tokenText = int(token)
     local deadline = now + timeout
@@ -137,10 +139,10 @@ local function grant(K, names, keys, known)
     local attempt = tonumber(streaks[j] or '0') + 1
     if defWatched(def, now) then
       -- A WatchAgent stream watches it: the lease is marked, its grant announced (watchEvent).
-      leases[w + 1], leases[w + 2] = name, encodeLease(tokenText, G.worker, now, timeout, keys and keys[valid[j]], 'w0', '', G.group)
+      leases[w + 1], leases[w + 2] = name, encodeLease(tokenText, G.worker, nowText, timeoutText, keys and keys[valid[j]], 'w0', '', G.group)
       watchEvent(A.channel, A.queue, name, tokenText, 0, 'g', attempt)
     else
-      leases[w + 1], leases[w + 2] = name, encodeLease(tokenText, G.worker, now, timeout, keys and keys[valid[j]], nil, nil, G.group)
+      leases[w + 1], leases[w + 2] = name, encodeLease(tokenText, G.worker, nowText, timeoutText, keys and keys[valid[j]], nil, nil, G.group)
     end
     w = w + 2
     out[o + 1], out[o + 2], out[o + 3] = name, tokenText, deadline

@@ -8,6 +8,11 @@
 -- false for no definition.
 local function keepsFinish(def)
   if not def then return false end
-  return string.find(def, '"keep":true', 1, true) ~= nil or string.find(def, '"interval_ms":%d') ~= nil
-    or string.find(def, '"cron":"', 1, true) ~= nil or string.find(def, '"batch":1', 1, true) ~= nil
+  if string.find(def, '"keep":true', 1, true) or string.find(def, '"cron":"', 1, true)
+    or string.find(def, '"batch":1', 1, true) then
+    return true
+  end
+  -- A plain search first: most definitions (one-shots) have no interval at all.
+  local at = string.find(def, '"interval_ms":', 1, true)
+  return at ~= nil and string.find(def, '"interval_ms":%d', at) ~= nil
 end

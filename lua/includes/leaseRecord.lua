@@ -14,11 +14,17 @@
 -- record without the "|flags|progress" tail
 -- reads as no flags and no progress.
 
+-- A number as decimal digits; a string (already digits) as it is, with no conversion.
+local function decimal(n)
+  if type(n) == 'string' then return n end
+  return string.format('%d', n)
+end
+
 -- The record of a new lease. Numbers may be given as numbers or decimal strings; key nil: not
 -- keyed ("" too: a keyed agent with no key holds a plain lease); group nil or "": no group; flags
 -- and progress nil: no tail.
 local function encodeLease(token, worker, acquiredAt, timeout, key, flags, progress, group)
-  local rec = string.format('%d', token) .. '|' .. worker .. '|' .. string.format('%d|%d', acquiredAt, timeout)
+  local rec = decimal(token) .. '|' .. worker .. '|' .. decimal(acquiredAt) .. '|' .. decimal(timeout)
   if key and key ~= '' then rec = rec .. '@' .. key end
   if group and group ~= '' then rec = rec .. '!' .. group end
   if flags or progress then rec = rec .. '|' .. (flags or '') .. '|' .. (progress or '') end
@@ -63,10 +69,12 @@ end
 
 -- The key of a keyed agent's lease, or nil.
 local function leaseKey(rec)
+  if not string.find(rec, '@', 1, true) then return nil end -- a plain search: most have no key
   return string.match(rec, '^%d+|[^|]*|%d+|%d+@([^|!]*)')
 end
 
 -- The group a lease was granted under, or nil.
 local function leaseGroup(rec)
+  if not string.find(rec, '!', 1, true) then return nil end -- a plain search: most have no group
   return string.match(rec, '^%d+|[^|]*|%d+|%d+@?[^|!]*!([^|]*)')
 end

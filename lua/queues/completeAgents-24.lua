@@ -132,7 +132,7 @@ local now = nowMs()
 local out = {}
 local seen = {}
 local gone, g = {}, 0 -- one-shot successes, removed together below
-local goneRecords, goneKeeps = {}, {}
+local goneItems, goneKeeps = {}, {}
 local ended, throttledFor = 0, 0
 local throttledKeys = {} -- key -> held until (ms)
 local keyEnds = {} -- key -> the names of the keyed leases this batch ended (one HINCRBY per key)
@@ -163,7 +163,7 @@ for i = 0, count - 1 do
     if outcome == 'SUCCESS' and def and not marked and defField(def, 'interval_ms') == 0 and not defIsCron(def) then
       g = g + 1
       gone[g] = name
-      goneRecords[g] = resultRecord('S', 'SUCCESS', token, now, '', item.result)
+      goneItems[g] = item
       goneKeeps[g] = keepsFinish(def)
       dropParents(name, def)
       stepsEnded(name, token)
@@ -191,7 +191,11 @@ if g > 0 then
   rcall('HDEL', k.defs, unpack(gone))
   rcall('HDEL', k.payloads, unpack(gone))
   rcall('HINCRBY', k.stats, 'completed', #gone)
-  finishedMany(gone, goneRecords, goneKeeps, now)
+  -- A finish record is made only for a finish that is kept.
+  finishedMany(gone, function(j)
+    local item = goneItems[j]
+    return resultRecord('S', 'SUCCESS', item.token, now, '', item.result)
+  end, goneKeeps, now)
 end
 stepsSettle(F.kept, F.results, now)
 for key, ended in pairs(keyEnds) do keyLeaseEnded(k.limits, key, #ended, ended) end

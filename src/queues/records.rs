@@ -655,6 +655,8 @@ mod tests {
         let mut labels = BTreeMap::new();
         labels.insert("timeout_ms".to_string(), "\"timeout_ms\":7".to_string());
         labels.insert("interval_ms".to_string(), "9".to_string());
+        // "parents" comes after the labels: a label of that name is met first.
+        labels.insert("parents".to_string(), "4".to_string());
         // A label cannot fake an expiry, by its name or by its value.
         labels.insert("expire_at_ms".to_string(), ",\"expire_at_ms\":5".to_string());
         vec![
@@ -711,6 +713,11 @@ mod tests {
                     &[json.as_bytes()],
                 )
                 .await;
+            // The count registerAgents appends is read past a label of the same name.
+            let appended: i64 = redis
+                .eval_includes(&["defField"], "return defField(defWithParents(ARGV[1], 3), 'parents')", &[json.as_bytes()])
+                .await;
+            assert_eq!(appended, 3, "{json}");
             let parse = |json: &str| AgentDef::parse(String::new(), json.as_bytes(), Vec::new()).unwrap();
             assert_eq!(parse(&rewritten[0]), AgentDef { parents: 3, ..def.clone() }, "{}", rewritten[0]);
             assert_eq!(
