@@ -167,7 +167,7 @@ if #fresh > 0 then
     end
   end
   chunked('ZREM', waitingKey, gone)
-  promoteKeyed(waitingKey, orderKey, tagsKey, vtime, pNames, pDefs, pDues, limitsKey)
+  promoteKeyed(waitingKey, orderKey, tagsKey, vtime, pNames, pDefs, pDues, overrides and limitsKey or nil)
 end
 
 -- Priority aging: an agent due for longer than the aging period goes ahead of every priority
@@ -353,9 +353,6 @@ if g > 0 then
   -- Every grant has a definition (read above, in this same script), so grant drops none.
   rcall('ZREM', waitingKey, unpack(grants))
   grant(K, grants, grantKeys, grantDefs)
-  local h = {}
-  for key, count in pairs(perKey) do h[#h + 1], h[#h + 2] = 'held|' .. key, int(count) end
-  if #h > 0 then rcall('HSET', limitsKey, unpack(h)) end
   for key, n in pairs(groupPerKey) do rcall('HINCRBY', K.group, 'held|' .. key, n) end
   -- A recount running (recountKeys): its count follows every keyed grant; while it scans the
   -- leases, the agent is marked as counted, so the scan does not count it again.
@@ -374,14 +371,19 @@ if g > 0 then
     if recount == 's' and m > 0 then rcall('HSET', limitsKey, unpack(marks)) end
   end
 end
+-- The keys' held counts, their buckets and vtime: one HSET (and one HDEL) for the whole call.
+local h, full = {}, {}
+for key, count in pairs(perKey) do h[#h + 1], h[#h + 2] = 'held|' .. key, int(count) end
 for key, b in pairs(buckets) do
   if b[3] then
-    rcall('HSET', limitsKey, 'bucket|' .. key, string.format('%.6f|%d', b[1], b[2]))
+    h[#h + 1], h[#h + 2] = 'bucket|' .. key, string.format('%.6f|%d', b[1], b[2])
   elseif b[4] and b[1] >= b[6] then
-    rcall('HDEL', limitsKey, 'bucket|' .. key) -- full again: an absent bucket is a full one
+    full[#full + 1] = 'bucket|' .. key -- full again: an absent bucket is a full one
   end
 end
-if vtime ~= vtimeBefore then rcall('HSET', limitsKey, 'vtime', int(vtime)) end
+if vtime ~= vtimeBefore then h[#h + 1], h[#h + 2] = 'vtime', int(vtime) end
+chunked('HSET', limitsKey, h)
+chunked('HDEL', limitsKey, full)
 
 -- When to look again: at once when this call made progress and may have left work (the
 -- caller with no credit left does not look); else the next promotion, a token, or a wake-up.

@@ -198,7 +198,7 @@ if g > 0 then
   end, goneKeeps, now)
 end
 stepsSettle(F.kept, F.results, now)
-for key, ended in pairs(keyEnds) do keyLeaseEnded(k.limits, key, #ended, ended) end
+keyLeasesEnded(k.limits, keyEnds)
 if groupEnds > 0 then groupLeaseEnded(K, A.groupName, groupEnds, groupKeys) end
 if ended > 0 then wakeBlocked(k.limits, channel, queue) end
 -- The service said "not before retryAfter": a rate-limited queue holds its whole bucket that
