@@ -322,7 +322,7 @@ while true do
           perKey[key] = held[key]
           if inGroup then
             groupHeld[key] = groupHeld[key] + 1
-            groupPerKey[key] = (groupPerKey[key] or 0) + 1
+            groupPerKey[key] = true
           end
           if b then
             b[1] = b[1] - 1
@@ -353,7 +353,10 @@ if g > 0 then
   -- Every grant has a definition (read above, in this same script), so grant drops none.
   rcall('ZREM', waitingKey, unpack(grants))
   grant(K, grants, grantKeys, grantDefs)
-  for key, n in pairs(groupPerKey) do rcall('HINCRBY', K.group, 'held|' .. key, n) end
+  -- The group's per-key counts, read above in this script: one HSET for every key granted.
+  local gh = {}
+  for key in pairs(groupPerKey) do gh[#gh + 1], gh[#gh + 2] = 'held|' .. key, int(groupHeld[key]) end
+  chunked('HSET', K.group, gh)
   -- A recount running (recountKeys): its count follows every keyed grant; while it scans the
   -- leases, the agent is marked as counted, so the scan does not count it again.
   local recount = lim[14] and string.sub(lim[14], 1, 1)
