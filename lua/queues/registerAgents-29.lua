@@ -54,7 +54,9 @@
     KEYS[8] cron       HASH name -> "token|next fire" of a cron agent's latest run: dropped when
                        the agent is created or its schedule reset (it starts from its first fire)
     KEYS[9]  limits    HASH flow control: "keyed" set when an agent has a key or a priority,
-                       "parents" when an agent was ever registered with parents
+                       "parents" when an agent was ever registered with parents; a keyed
+                       queue's "vtime", and its keys' weights ("key|<key>") only while
+                       "key_limits" counts any (keyedOrder)
     KEYS[10] requests  ZSET request field -> remembered at (ms)
     KEYS[11] answers   HASH request field -> first answer JSON
     KEYS[12] order     ZSET name -> rank * 2^42 + tag: promoted agents of a keyed queue
