@@ -9,8 +9,8 @@
 //!   `--scale-batch` + CompleteBatch): jobs/s, against the smallest size's, and meanwhile
 //!   another client's unary Acquire+Complete on a queue of its own (isolation) p50/p99;
 //! - a keyed queue of `--scale-keyed` agents over 10 keys and over one key per agent, drained
-//!   the same way: jobs/s against a plain queue of the same size drained in the same run, and
-//!   the per-key state left behind;
+//!   the same way: jobs/s against a plain queue of the same size drained in the same run, Redis
+//!   commands and CPU per job over the drain, and the per-key state left behind;
 //! - a pool of `--scale-resources` idle resources: GetHealth and a Purge pass;
 //! - `--scale-queues` queues of one agent each: GetHealth latency and the idle Redis commands
 //!   per second of the sweepers (INFO commandstats) over `--scale-idle-seconds`;
@@ -25,7 +25,9 @@ use tokio::time::Instant;
 
 use super::measure::{drain, health_ms, median_ms, slowlog_read, slowlog_start, used_memory, Slow};
 use super::{cycles::register, scale_sources};
-use crate::lab::{agents, bench_config, dur, fmt_ms, histogram, micros, ms_at, Baton, Lab, Result, LEASE_TIMEOUT_MS};
+use crate::lab::{
+    agents, bench_config, dur, fmt_ms, histogram, micros, ms_at, Baton, Lab, RedisCounters, Result, LEASE_TIMEOUT_MS,
+};
 
 pub struct ScaleArgs {
     pub sizes: Vec<u64>,
@@ -85,17 +87,27 @@ pub async fn run(lab: &mut Lab, args: &ScaleArgs) -> Result<()> {
     eprintln!("[scale] keyed queues of {} agents", args.keyed);
     let mut keyed_rows = Vec::new();
     for keys in [0u64, 10, args.keyed] {
-        let (jobs_per_s, left, slow) = keyed_step(lab, args, keys).await?;
+        let (row, slow) = keyed_step(lab, args, keys).await?;
         let label = if keys == 0 { "plain".to_string() } else { format!("{keys} keys") };
         slow_rows.push((format!("keyed: {label}"), slow));
-        keyed_rows.push((label, jobs_per_s, left));
+        keyed_rows.push((label, row));
     }
     println!();
     println!("Keyed queues: {} agents drained as above, against a plain queue of the same size", args.keyed);
-    println!("{:>14} {:>10} {:>10} {:>22}", "queue", "jobs/s", "vs plain", "per-key fields left");
-    let base = keyed_rows[0].1;
-    for (label, jobs, left) in &keyed_rows {
-        println!("{label:>14} {jobs:>10.0} {:>10.2} {left:>22}", jobs / base);
+    println!(
+        "{:>14} {:>10} {:>10} {:>14} {:>13} {:>22}",
+        "queue", "jobs/s", "vs plain", "redis cmd/job", "redis µs/job", "per-key fields left"
+    );
+    let base = keyed_rows[0].1.jobs_per_s;
+    for (label, r) in &keyed_rows {
+        println!(
+            "{label:>14} {:>10.0} {:>10.2} {:>14.2} {:>13.1} {:>22}",
+            r.jobs_per_s,
+            r.jobs_per_s / base,
+            r.commands_per_job,
+            r.redis_us_per_job,
+            r.left
+        );
     }
 
     eprintln!("[scale] pool of {} idle resources", args.resources);
@@ -290,8 +302,17 @@ async fn plain_step(lab: &mut Lab, args: &ScaleArgs, n: u64) -> Result<(PlainRow
     Ok((row, slow))
 }
 
-/// `keys` 0: a plain queue. Returns (jobs/s, per-key fields left in the limits hash, SLOWLOG).
-async fn keyed_step(lab: &mut Lab, args: &ScaleArgs, keys: u64) -> Result<(f64, u64, Slow)> {
+/// One keyed row: the drain's rate, Redis commands (inside scripts included) and Redis CPU per
+/// job over the drain, and the per-key fields left in the limits hash once drained.
+struct KeyedRow {
+    jobs_per_s: f64,
+    commands_per_job: f64,
+    redis_us_per_job: f64,
+    left: u64,
+}
+
+/// `keys` 0: a plain queue.
+async fn keyed_step(lab: &mut Lab, args: &ScaleArgs, keys: u64) -> Result<(KeyedRow, Slow)> {
     lab.flush().await?;
     let baton = Baton::start(&lab.url(), bench_config()).await?;
     let client = agents(baton.channel().await?);
@@ -312,7 +333,9 @@ async fn keyed_step(lab: &mut Lab, args: &ScaleArgs, keys: u64) -> Result<(f64, 
         async move { client.register(request).await }
     });
     futures::stream::iter(requests).buffer_unordered(4).try_for_each(|_| async { Ok(()) }).await?;
+    let before = RedisCounters::read(&mut lab.conn).await?;
     let jobs_per_s = drain(&baton, "keyed", n, args.workers, args.batch).await?;
+    let during = RedisCounters::read(&mut lab.conn).await?.since(&before);
     // The call that finds the queue drained.
     let mut c = client.clone();
     c.acquire(pb::AcquireRequest { queue: "keyed".into(), worker_id: "end".into(), max_leases: 1, wait: None }).await?;
@@ -321,7 +344,13 @@ async fn keyed_step(lab: &mut Lab, args: &ScaleArgs, keys: u64) -> Result<(f64, 
     let left = fields.iter().filter(|f| f.contains('|')).count() as u64 + tags;
     let slow = slowlog_read(lab).await?;
     baton.stop().await?;
-    Ok((jobs_per_s, left, slow))
+    let row = KeyedRow {
+        jobs_per_s,
+        commands_per_job: during.calls() as f64 / n as f64,
+        redis_us_per_job: during.cpu_s * 1e6 / n as f64,
+        left,
+    };
+    Ok((row, slow))
 }
 
 async fn pool_step(lab: &mut Lab, args: &ScaleArgs) -> Result<(f64, f64, Slow)> {

@@ -86,7 +86,7 @@ if cursor == '0' then
         rcall('ZREM', workingKey, name)
         rcall('HDEL', leasesKey, name)
         rcall('HDEL', K.cron, name)
-        keyLeaseEnded(K.limits, lease and lease.key, 1, name)
+        keyLeaseEnded(K.limits, lease and lease.key, name)
         if lease then groupLeaseEnded(K, lease.group, 1, lease.key and { [lease.key] = 1 }) end
         wakeBlocked(K.limits, channel, queue)
         if rcall('HEXISTS', defsKey, name) == 1 then

@@ -33,8 +33,24 @@ end
 local function groupLeaseEnded(K, group, n, keys)
   if not group or group == '' or n == 0 then return end
   if rcall('HINCRBY', K.group, 'held', -n) <= 0 then rcall('HDEL', K.group, 'held') end
+  -- The keys' counts together: one HMGET, at most one HSET and one HDEL, whatever their number.
+  local fields, ends = {}, {}
   for key, c in pairs(keys or {}) do
-    if rcall('HINCRBY', K.group, 'held|' .. key, -c) <= 0 then rcall('HDEL', K.group, 'held|' .. key) end
+    fields[#fields + 1], ends[#ends + 1] = 'held|' .. key, c
+  end
+  if #fields > 0 then
+    local counts = rcall('HMGET', K.group, unpack(fields))
+    local set, del = {}, {}
+    for j, field in ipairs(fields) do
+      local left = (tonumber(counts[j] or '0') or 0) - ends[j]
+      if left > 0 then
+        set[#set + 1], set[#set + 2] = field, string.format('%d', left)
+      elseif counts[j] then
+        del[#del + 1] = field
+      end
+    end
+    if #set > 0 then rcall('HSET', K.group, unpack(set)) end
+    if #del > 0 then rcall('HDEL', K.group, unpack(del)) end
   end
   local blocked = rcall('SMEMBERS', K.groupblocked)
   if #blocked > 0 then

@@ -21,8 +21,9 @@ end
 
 -- Promotes agents into dispatch order: names[j] with definition defs[j] (all present), due at
 -- dues[j] (ms), in that order, at virtual time vtime. One HMGET each of the keys' last tags and
--- weights, one ZADD each of waiting and order, one HSET of tags, in slices (unpack takes ~8000
--- values).
+-- weights (the weights only when limitsKey is given: the caller passes it while some key has a
+-- record, "key_limits"; without, every weight is 1), one ZADD each of waiting and order, one
+-- HSET of tags, in slices (unpack takes ~8000 values).
 local function promoteKeyed(waitingKey, orderKey, tagsKey, vtime, names, defs, dues, limitsKey)
   if #names == 0 then return end
   local keys, seen = {}, {}

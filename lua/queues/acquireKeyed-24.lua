@@ -167,7 +167,7 @@ if #fresh > 0 then
     end
   end
   chunked('ZREM', waitingKey, gone)
-  promoteKeyed(waitingKey, orderKey, tagsKey, vtime, pNames, pDefs, pDues, limitsKey)
+  promoteKeyed(waitingKey, orderKey, tagsKey, vtime, pNames, pDefs, pDues, overrides and limitsKey or nil)
 end
 
 -- Priority aging: an agent due for longer than the aging period goes ahead of every priority
@@ -322,7 +322,7 @@ while true do
           perKey[key] = held[key]
           if inGroup then
             groupHeld[key] = groupHeld[key] + 1
-            groupPerKey[key] = (groupPerKey[key] or 0) + 1
+            groupPerKey[key] = true
           end
           if b then
             b[1] = b[1] - 1
@@ -353,10 +353,10 @@ if g > 0 then
   -- Every grant has a definition (read above, in this same script), so grant drops none.
   rcall('ZREM', waitingKey, unpack(grants))
   grant(K, grants, grantKeys, grantDefs)
-  local h = {}
-  for key, count in pairs(perKey) do h[#h + 1], h[#h + 2] = 'held|' .. key, int(count) end
-  if #h > 0 then rcall('HSET', limitsKey, unpack(h)) end
-  for key, n in pairs(groupPerKey) do rcall('HINCRBY', K.group, 'held|' .. key, n) end
+  -- The group's per-key counts, read above in this script: one HSET for every key granted.
+  local gh = {}
+  for key in pairs(groupPerKey) do gh[#gh + 1], gh[#gh + 2] = 'held|' .. key, int(groupHeld[key]) end
+  chunked('HSET', K.group, gh)
   -- A recount running (recountKeys): its count follows every keyed grant; while it scans the
   -- leases, the agent is marked as counted, so the scan does not count it again.
   local recount = lim[14] and string.sub(lim[14], 1, 1)
@@ -374,14 +374,19 @@ if g > 0 then
     if recount == 's' and m > 0 then rcall('HSET', limitsKey, unpack(marks)) end
   end
 end
+-- The keys' held counts, their buckets and vtime: one HSET (and one HDEL) for the whole call.
+local h, full = {}, {}
+for key, count in pairs(perKey) do h[#h + 1], h[#h + 2] = 'held|' .. key, int(count) end
 for key, b in pairs(buckets) do
   if b[3] then
-    rcall('HSET', limitsKey, 'bucket|' .. key, string.format('%.6f|%d', b[1], b[2]))
+    h[#h + 1], h[#h + 2] = 'bucket|' .. key, string.format('%.6f|%d', b[1], b[2])
   elseif b[4] and b[1] >= b[6] then
-    rcall('HDEL', limitsKey, 'bucket|' .. key) -- full again: an absent bucket is a full one
+    full[#full + 1] = 'bucket|' .. key -- full again: an absent bucket is a full one
   end
 end
-if vtime ~= vtimeBefore then rcall('HSET', limitsKey, 'vtime', int(vtime)) end
+if vtime ~= vtimeBefore then h[#h + 1], h[#h + 2] = 'vtime', int(vtime) end
+chunked('HSET', limitsKey, h)
+chunked('HDEL', limitsKey, full)
 
 -- When to look again: at once when this call made progress and may have left work (the
 -- caller with no credit left does not look); else the next promotion, a token, or a wake-up.

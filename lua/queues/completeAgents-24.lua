@@ -135,7 +135,7 @@ local gone, g = {}, 0 -- one-shot successes, removed together below
 local goneItems, goneKeeps = {}, {}
 local ended, throttledFor = 0, 0
 local throttledKeys = {} -- key -> held until (ms)
-local keyEnds = {} -- key -> the names of the keyed leases this batch ended (one HINCRBY per key)
+local keyEnds = {} -- key -> the names of the keyed leases this batch ended (keyLeasesEnded: all keys at once)
 for i = 0, count - 1 do
   local item, o = items[i + 1], i * 3
   local name, token, outcome, request = item.name, item.token, item.outcome, item.request
@@ -198,7 +198,7 @@ if g > 0 then
   end, goneKeeps, now)
 end
 stepsSettle(F.kept, F.results, now)
-for key, ended in pairs(keyEnds) do keyLeaseEnded(k.limits, key, #ended, ended) end
+keyLeasesEnded(k.limits, keyEnds)
 if groupEnds > 0 then groupLeaseEnded(K, A.groupName, groupEnds, groupKeys) end
 if ended > 0 then wakeBlocked(k.limits, channel, queue) end
 -- The service said "not before retryAfter": a rate-limited queue holds its whole bucket that

@@ -95,7 +95,7 @@ for j, item in ipairs(A.held) do
   if lease and lease.token == token and lease.cancel then
     rcall('ZREM', workingKey, name)
     rcall('HDEL', leasesKey, name)
-    keyLeaseEnded(limitsKey, lease.key, 1, name)
+    keyLeaseEnded(limitsKey, lease.key, name)
     groupLeaseEnded(K, lease.group, 1, lease.key and { [lease.key] = 1 })
     local def = rcall('HGET', defsKey, name)
     if def and lease.cascade then

@@ -104,6 +104,7 @@ if #A.suspects > 0 then
   checkGroups(A.groupName, groups)
 end
 local groupEnds, groupKeys = 0, {}
+local keyEnds = {} -- key -> the names of the keyed leases this call ended (keyLeasesEnded)
 for _, item in ipairs(A.suspects) do
   local name, token, kind, thresholdMs = item.name, item.token, item.kind, item.thresholdMs
   local code = -1
@@ -130,12 +131,16 @@ for _, item in ipairs(A.suspects) do
   out[#out + 1] = code
   if (code == 1 or code == 2) and lease then stepsEnded(name, lease.token) end
   if code >= 0 then ended = true end
-  if code >= 0 and lease then keyLeaseEnded(limitsKey, lease.key, 1, name) end
+  if code >= 0 and lease and lease.key then
+    keyEnds[lease.key] = keyEnds[lease.key] or {}
+    table.insert(keyEnds[lease.key], name)
+  end
   if code >= 0 and lease and lease.group then
     groupEnds = groupEnds + 1
     if lease.key then groupKeys[lease.key] = (groupKeys[lease.key] or 0) + 1 end
   end
 end
+keyLeasesEnded(limitsKey, keyEnds)
 if groupEnds > 0 then groupLeaseEnded(K, A.groupName, groupEnds, groupKeys) end
 if ended then wakeBlocked(limitsKey, channel, queue) end
 stepsSettle(F.kept, F.results, now)

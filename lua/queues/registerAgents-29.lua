@@ -54,7 +54,9 @@
     KEYS[8] cron       HASH name -> "token|next fire" of a cron agent's latest run: dropped when
                        the agent is created or its schedule reset (it starts from its first fire)
     KEYS[9]  limits    HASH flow control: "keyed" set when an agent has a key or a priority,
-                       "parents" when an agent was ever registered with parents
+                       "parents" when an agent was ever registered with parents; a keyed
+                       queue's "vtime", and its keys' weights ("key|<key>") only while
+                       "key_limits" counts any (keyedOrder)
     KEYS[10] requests  ZSET request field -> remembered at (ms)
     KEYS[11] answers   HASH request field -> first answer JSON
     KEYS[12] order     ZSET name -> rank * 2^42 + tag: promoted agents of a keyed queue
@@ -345,7 +347,7 @@ if #items > 0 then
 end
 if keyed then rcall('HSET', limitsKey, 'keyed', '1') end
 if #dueNames > 0 then
-  local lim = rcall('HMGET', limitsKey, 'keyed', 'vtime')
+  local lim = rcall('HMGET', limitsKey, 'keyed', 'vtime', 'key_limits')
   if lim[1] == '1' then
     local vtime = tonumber(lim[2] or '0')
     if vtime > 0 and rcall('EXISTS', orderKey) == 0 then
@@ -362,7 +364,9 @@ if #dueNames > 0 then
     end)
     local n, d, t = {}, {}, {}
     for j, i in ipairs(idx) do n[j], d[j], t[j] = dueNames[i], dueDefs[i], dueAt[i] end
-    promoteKeyed(waitingKey, orderKey, tagsKey, vtime, n, d, t, limitsKey)
+    -- Weights are read only while some key has a record ("key_limits").
+    local weighted = lim[3] and lim[3] ~= '0'
+    promoteKeyed(waitingKey, orderKey, tagsKey, vtime, n, d, t, weighted and limitsKey or nil)
   end
 end
 local answer = { created, updated, deduplicated, endFinished(A.finishChannel, queue, now) }

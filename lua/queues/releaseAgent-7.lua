@@ -53,7 +53,7 @@ end
 checkGroups(A.groupName, { lease.group })
 rcall('ZREM', workingKey, name)
 rcall('HDEL', leasesKey, name)
-keyLeaseEnded(limitsKey, lease.key, 1, name)
+keyLeaseEnded(limitsKey, lease.key, name)
 groupLeaseEnded(K, lease.group, 1, lease.key and { [lease.key] = 1 })
 wakeBlocked(limitsKey, channel, queue)
 if rcall('HEXISTS', defsKey, name) == 0 then

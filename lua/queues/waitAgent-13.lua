@@ -79,7 +79,7 @@ if lease.cancel then return { -2, lease.worker } end
 checkGroups(A.groupName, { lease.group })
 rcall('ZREM', K.working, name)
 rcall('HDEL', K.leases, name)
-keyLeaseEnded(K.limits, lease.key, 1, name)
+keyLeaseEnded(K.limits, lease.key, name)
 groupLeaseEnded(K, lease.group, 1, lease.key and { [lease.key] = 1 })
 wakeBlocked(K.limits, channel, queue)
 local now = nowMs()

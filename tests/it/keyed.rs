@@ -14,6 +14,7 @@
 //!   first grant after its aging period (Redis clock);
 //! - every way a lease ends (Complete, Release, Heartbeat of a cancelled run, the zombie sweep,
 //!   Unregister then Complete) gives the key its place back;
+//! - a completion over many keys costs the Redis commands of one over a single key;
 //! - a THROTTLED retry_after holds the key's bucket, not the other keys';
 //! - a keyed queue's waiting agents still show their due time (GetAgent, health ages);
 //! - bad keys, priorities, key limits and priority aging are INVALID_ARGUMENT naming the field and change
@@ -405,6 +406,43 @@ async fn each_keys_grants_stay_within_its_bucket() {
         assert!(times.len() as f64 >= allowed / 4.0, "key {key}: only {} grants in 10 s", times.len());
     }
     second.stop().await.unwrap();
+}
+
+/// Redis commands run since the last call (INFO commandstats, INFO itself left out; the stats
+/// are reset after each read).
+async fn commands_since(conn: &mut redis::aio::MultiplexedConnection) -> i64 {
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await.unwrap();
+    let _: () = redis::cmd("CONFIG").arg("RESETSTAT").query_async(conn).await.unwrap();
+    info.lines()
+        .filter(|l| l.starts_with("cmdstat_") && !l.starts_with("cmdstat_info:") && !l.starts_with("cmdstat_config:"))
+        .filter_map(|l| l.split("calls=").nth(1)?.split(',').next()?.parse::<i64>().ok())
+        .sum()
+}
+
+// A CompleteBatch of 40 keyed leases gives their keys' places back with as many Redis commands
+// whether the leases are of 40 keys or of one: the keys' counts are read and written together,
+// a fixed number of commands per call (a few left for the sweepers' passes meanwhile).
+#[tokio::test]
+async fn a_completion_over_many_keys_costs_what_one_key_costs() {
+    let mut env = Env::start().await;
+    let mut conn = env.redis.conn().await;
+    let mut cost = Vec::new();
+    for (queue, keys) in [("one-key", 1), ("forty-keys", 40)] {
+        let defs: Vec<_> =
+            (0..40).map(|i| keyed(&format!("job-{i:02}"), &format!("k{}", i % keys), 0, 0, 60_000)).collect();
+        register(&mut env.client, queue, defs).await;
+        let leases = acquire(&mut env.client, queue, "w", 40).await;
+        assert_eq!(leases.len(), 40);
+        let completions = leases.iter().map(|l| complete_req(l, pb::Outcome::Success)).collect();
+        commands_since(&mut conn).await;
+        env.client.complete_batch(pb::CompleteBatchRequest { completions }).await.unwrap();
+        cost.push(commands_since(&mut conn).await);
+        let held: Vec<String> =
+            redis::cmd("HKEYS").arg(format!("baton:{{q:{queue}}}:limits")).query_async(&mut conn).await.unwrap();
+        assert!(held.iter().all(|f| !f.starts_with("held|")), "{queue}: counts left: {held:?}");
+    }
+    println!("Redis commands of a CompleteBatch of 40 keyed leases: one key {}, 40 keys {}", cost[0], cost[1]);
+    assert!(cost[1] <= cost[0] + 10, "40 keys cost {} commands, one key {}", cost[1], cost[0]);
 }
 
 // A keyed queue's due agents still show when they were due: GetAgent answers the due time, not
