@@ -25,8 +25,9 @@
 //! producer and worker; BullMQ: the Node process) and of redis-server. Every step must run
 //! exactly once, after its parents, with their results.
 //!
-//! Await: a producer registers one-shot agents at a steady rate, one per Register, and calls
-//! Await(wait) on each; a worker on a Session stream completes each with a 16-byte result.
+//! Await: a producer registers one-shot agents that keep their results (Agent.keep_result: the
+//! Await comes after the Register, so the agent may have finished) at a steady rate, one per
+//! Register, and calls Await(wait) on each; a worker on a Session stream completes each with a 16-byte result.
 //! Round trip = Await answered − Register sent (tokio Instants in this one process).
 
 use std::{
@@ -479,7 +480,9 @@ async fn await_phase(lab: &mut Lab, baton: &Baton, rate: u32, seconds: u64) -> R
         calls.push(tokio::spawn(async move {
             let name = format!("a-{i}");
             let sent = Instant::now();
-            let agent = pb::Agent { name: name.clone(), timeout: dur(60_000), ..Default::default() };
+            // Awaited after its Register answered, so it may finish first: it keeps its result
+            // (a plain agent's finish is kept only while an Await waits for it).
+            let agent = pb::Agent { name: name.clone(), timeout: dur(60_000), keep_result: true, ..Default::default() };
             let request = pb::RegisterRequest { queue: queue.into(), agents: vec![agent], ..Default::default() };
             match client.register(request).await {
                 Ok(_) => {}

@@ -715,7 +715,11 @@ mod tests {
                 .await;
             // The count registerAgents appends is read past a label of the same name.
             let appended: i64 = redis
-                .eval_includes(&["defField"], "return defField(defWithParents(ARGV[1], 3), 'parents')", &[json.as_bytes()])
+                .eval_includes(
+                    &["defField"],
+                    "return defField(defWithParents(ARGV[1], 3), 'parents')",
+                    &[json.as_bytes()],
+                )
                 .await;
             assert_eq!(appended, 3, "{json}");
             let parse = |json: &str| AgentDef::parse(String::new(), json.as_bytes(), Vec::new()).unwrap();
