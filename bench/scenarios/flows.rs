@@ -27,7 +27,8 @@
 //!
 //! Await: a producer registers one-shot agents that keep their results (Agent.keep_result: the
 //! Await comes after the Register, so the agent may have finished) at a steady rate, one per
-//! Register, and calls Await(wait) on each; a worker on a Session stream completes each with a 16-byte result.
+//! Register, and calls Await(wait) on each; a worker on a Session stream completes each with a
+//! 16-byte result.
 //! Round trip = Await answered − Register sent (tokio Instants in this one process).
 
 use std::{
