@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -317,15 +318,27 @@ func (s *session) stream(ctx context.Context, kick <-chan struct{}) (served bool
 	}
 }
 
-// finished is the message reporting r and every other handler that returned meanwhile.
+// finished is the message reporting r and every other handler that returned meanwhile. When
+// handlers still run once those are taken, it yields the processor once (runtime.Gosched, never a
+// sleep) so handlers about to return do, and reports them in the same message: without it, short
+// handlers and this loop take turns on a processor and each message carries one or two.
 func (s *session) finished(r *run) *batonv1.SessionRequest {
 	m := &batonv1.SessionRequest{}
+	yielded := false
 	for r != nil {
 		s.finish(r, m)
 		select {
 		case r = <-s.done:
 		default:
 			r = nil
+			if !yielded && s.running > 0 {
+				yielded = true
+				runtime.Gosched()
+				select {
+				case r = <-s.done:
+				default:
+				}
+			}
 		}
 	}
 	return m
