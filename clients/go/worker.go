@@ -206,6 +206,7 @@ type session struct {
 	done       chan *run              // handlers that returned
 	unanswered map[leaseKey]*answered // completions sent, not yet answered
 	stopped    bool                   // close ran: Run returns
+	spans      leaseSpans             // the handlers' spans
 }
 
 // answered is a completion waiting for the server's answer, and the span that ends with it.
@@ -229,6 +230,7 @@ func (w *Worker) logger() *slog.Logger {
 // worker id).
 func (w *Worker) Run(ctx context.Context, handler Handler) error {
 	s := &session{w: w, handler: handler, maxLeases: max(1, w.MaxLeases), unanswered: map[leaseKey]*answered{}}
+	s.spans.provider = w.TracerProvider
 	s.done = make(chan *run, s.maxLeases)
 	w.mu.Lock()
 	w.held = map[leaseKey]*run{}
@@ -459,7 +461,7 @@ func (s *session) answer(ctx context.Context, resp *batonv1.SessionResponse) {
 // start runs the handler of lease on a goroutine of its own, inside its span.
 func (s *session) start(ctx context.Context, lease *batonv1.Lease) {
 	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	hctx, span := startLeaseSpan(hctx, s.w.TracerProvider, lease)
+	hctx, span := s.spans.start(hctx, lease)
 	r := &run{lease: lease, ctx: hctx, cancel: cancel, span: span}
 	s.w.mu.Lock()
 	s.w.held[keyOf(lease)] = r
