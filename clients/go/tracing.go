@@ -2,6 +2,8 @@ package baton
 
 import (
 	"context"
+	"reflect"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/otel"
@@ -106,14 +108,58 @@ func isRecurring(agent *batonv1.Agent) bool {
 	return agent.GetCron() != "" || agent.GetInterval().AsDuration() > 0
 }
 
-// startLeaseSpan starts the span of one lease's handler ("process <queue>"): the child of the
+// leaseSpans starts the spans of one Worker's handlers ("process <queue>"): the child of the
 // agent's traceparent for a one-shot agent, else a new root (linked to that traceparent for a
-// recurring agent). The returned ctx (derived from ctx) carries the span.
-func startLeaseSpan(ctx context.Context, tp trace.TracerProvider, lease *batonv1.Lease) (context.Context, trace.Span) {
-	return startSpan(ctx, tp, lease.GetQueue(), lease.GetAgent().GetTraceparent(), isRecurring(lease.GetAgent()),
-		attribute.String("baton.agent.name", lease.GetName()),
-		attribute.Int64("baton.lease.token", int64(lease.GetToken())),
-		attribute.Int64("baton.attempt", int64(lease.GetAttempt())))
+// recurring agent). At little cost per lease: the tracer is looked up again only when the
+// provider changes (a global provider installed later still counts), the options every span
+// shares are built once per queue, and a lease's own attributes are set once the span records
+// (a sampler sees the kind and the messaging attributes; otel's no-op provider allocates next to
+// nothing). Not safe for concurrent use.
+type leaseSpans struct {
+	provider    trace.TracerProvider // Worker.TracerProvider; nil: otel.GetTracerProvider()
+	tp          trace.TracerProvider // the provider tracer is of
+	comparable  bool                 // tp can be compared with ==
+	tracer      trace.Tracer
+	queue, name string                  // the queue of the options below; "process <queue>"
+	child, root []trace.SpanStartOption // a child span's options; a new root's
+}
+
+// start starts the span of lease's handler; the returned ctx (derived from ctx) carries it.
+func (l *leaseSpans) start(ctx context.Context, lease *batonv1.Lease) (context.Context, trace.Span) {
+	tp := l.provider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	if l.tracer == nil || !l.comparable || tp != l.tp {
+		l.tp, l.tracer = tp, tracer(tp)
+		l.comparable = tp != nil && reflect.TypeOf(tp).Comparable()
+	}
+	if q := lease.GetQueue(); l.child == nil || q != l.queue {
+		l.queue, l.name = q, "process "+q
+		l.child = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), messagingAttributes(q)}
+		l.root = append(slices.Clip(l.child), trace.WithNewRoot())
+	}
+	agent := lease.GetAgent()
+	opts := l.root
+	if producer := parseTraceparent(agent.GetTraceparent()); producer.IsValid() && !isRecurring(agent) {
+		ctx, opts = trace.ContextWithRemoteSpanContext(ctx, producer), l.child
+	} else if producer.IsValid() {
+		opts = append(slices.Clip(l.root), trace.WithLinks(trace.Link{SpanContext: producer}))
+	}
+	ctx, span := l.tracer.Start(ctx, l.name, opts...)
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("baton.agent.name", lease.GetName()),
+			attribute.Int64("baton.lease.token", int64(lease.GetToken())),
+			attribute.Int64("baton.attempt", int64(lease.GetAttempt())))
+	}
+	return ctx, span
+}
+
+// messagingAttributes are the messaging attributes of a span processing destination.
+func messagingAttributes(destination string) trace.SpanStartEventOption {
+	return trace.WithAttributes(attribute.String("messaging.system", "baton"),
+		attribute.String("messaging.operation.type", "process"),
+		attribute.String("messaging.destination.name", destination))
 }
 
 // startMessageSpan starts the span of one delivery's handler ("process <receiver>"): the child
@@ -131,9 +177,7 @@ func startSpan(ctx context.Context, tp trace.TracerProvider, destination, tracep
 	attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	opts := []trace.SpanStartOption{
 		trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(attribute.String("messaging.system", "baton"),
-			attribute.String("messaging.operation.type", "process"),
-			attribute.String("messaging.destination.name", destination)),
+		messagingAttributes(destination),
 		trace.WithAttributes(attrs...),
 	}
 	producer := parseTraceparent(traceparent)

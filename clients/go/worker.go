@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -202,9 +203,11 @@ type session struct {
 	handler    Handler
 	maxLeases  int
 	running    int
-	done       chan *run              // handlers that returned
-	unanswered map[leaseKey]*answered // completions sent, not yet answered
-	stopped    bool                   // close ran: Run returns
+	done       chan *run             // handlers that returned
+	unanswered map[leaseKey]answered // completions sent, not yet answered
+	base       context.Context       // Run's ctx without its cancellation: the handlers' parent
+	stopped    bool                  // close ran: Run returns
+	spans      leaseSpans            // the handlers' spans
 }
 
 // answered is a completion waiting for the server's answer, and the span that ends with it.
@@ -227,7 +230,9 @@ func (w *Worker) logger() *slog.Logger {
 // read. It returns INVALID_ARGUMENT at once when Baton refuses the session (a bad queue or
 // worker id).
 func (w *Worker) Run(ctx context.Context, handler Handler) error {
-	s := &session{w: w, handler: handler, maxLeases: max(1, w.MaxLeases), unanswered: map[leaseKey]*answered{}}
+	s := &session{w: w, handler: handler, maxLeases: max(1, w.MaxLeases), unanswered: map[leaseKey]answered{}}
+	s.base = context.WithoutCancel(ctx)
+	s.spans.provider = w.TracerProvider
 	s.done = make(chan *run, s.maxLeases)
 	w.mu.Lock()
 	w.held = map[leaseKey]*run{}
@@ -317,15 +322,27 @@ func (s *session) stream(ctx context.Context, kick <-chan struct{}) (served bool
 	}
 }
 
-// finished is the message reporting r and every other handler that returned meanwhile.
+// finished is the message reporting r and every other handler that returned meanwhile. When
+// handlers still run once those are taken, it yields the processor once (runtime.Gosched, never a
+// sleep) so handlers about to return do, and reports them in the same message: without it, short
+// handlers and this loop take turns on a processor and each message carries one or two.
 func (s *session) finished(r *run) *batonv1.SessionRequest {
-	m := &batonv1.SessionRequest{}
+	m := &batonv1.SessionRequest{Completions: make([]*batonv1.SessionCompletion, 0, s.running)}
+	yielded := false
 	for r != nil {
 		s.finish(r, m)
 		select {
 		case r = <-s.done:
 		default:
 			r = nil
+			if !yielded && s.running > 0 {
+				yielded = true
+				runtime.Gosched()
+				select {
+				case r = <-s.done:
+				default:
+				}
+			}
 		}
 	}
 	return m
@@ -420,7 +437,10 @@ func (s *session) answer(ctx context.Context, resp *batonv1.SessionResponse) {
 			w.logger().Warn("baton: completion refused: the lease was lost", "name", c.GetName(), "token", c.GetToken())
 		}
 	}
-	cancelled := map[leaseKey]bool{}
+	var cancelled map[leaseKey]bool
+	if len(resp.GetCancelled()) > 0 {
+		cancelled = map[leaseKey]bool{}
+	}
 	for _, c := range resp.GetCancelled() {
 		cancelled[leaseKey{c.GetName(), c.GetToken()}] = true
 	}
@@ -439,14 +459,14 @@ func (s *session) answer(ctx context.Context, resp *batonv1.SessionResponse) {
 			cancel()
 			continue
 		}
-		s.start(ctx, lease)
+		s.start(lease)
 	}
 }
 
 // start runs the handler of lease on a goroutine of its own, inside its span.
-func (s *session) start(ctx context.Context, lease *batonv1.Lease) {
-	hctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	hctx, span := startLeaseSpan(hctx, s.w.TracerProvider, lease)
+func (s *session) start(lease *batonv1.Lease) {
+	hctx, cancel := context.WithCancelCause(s.base)
+	hctx, span := s.spans.start(hctx, lease)
 	r := &run{lease: lease, ctx: hctx, cancel: cancel, span: span}
 	s.w.mu.Lock()
 	s.w.held[keyOf(lease)] = r
@@ -482,7 +502,7 @@ func (s *session) finish(r *run, m *batonv1.SessionRequest) {
 		r.span.End()
 	case waiting:
 		c := &batonv1.SessionCompletion{Name: k.name, Token: k.token, WaitFor: wait.proto()}
-		s.unanswered[k] = &answered{c, r.span}
+		s.unanswered[k] = answered{c, r.span}
 		m.Completions = append(m.Completions, c)
 	case r.err != nil && r.ctx.Err() != nil:
 		m.Releases = append(m.Releases, w.releaseOf(k))
@@ -492,7 +512,7 @@ func (s *session) finish(r *run, m *batonv1.SessionRequest) {
 		if r.err == nil {
 			c.Result = result
 		}
-		s.unanswered[k] = &answered{c, r.span}
+		s.unanswered[k] = answered{c, r.span}
 		m.Completions = append(m.Completions, c)
 	}
 	r.cancel(nil)
