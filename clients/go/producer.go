@@ -76,6 +76,9 @@ type Job struct {
 	Debounce        time.Duration
 	// WaitFor gates the first run on an event (an approval) or a timeout.
 	WaitFor *WaitFor
+	// KeepResult keeps the agent's finish for Await after it finished (a plain one-shot's is
+	// kept only while an Await waits for it, or for its children, batch or idempotency key).
+	KeepResult bool
 }
 
 // Parent names a parent of a Job: Queue "" is the Job's own; OnFailure unspecified is the Job's
@@ -88,7 +91,7 @@ type Parent struct {
 func (j Job) agent() *batonv1.Agent {
 	a := &batonv1.Agent{Name: j.Name, Payload: j.Payload, Cron: j.Cron, TimeZone: j.TimeZone, Key: j.Key,
 		Priority: j.Priority, MaxAttempts: j.MaxAttempts, Labels: j.Labels, OnParentFailure: j.OnParentFailure,
-		IdempotencyKey: j.IdempotencyKey, IdempotencyMode: j.IdempotencyMode}
+		IdempotencyKey: j.IdempotencyKey, IdempotencyMode: j.IdempotencyMode, KeepResult: j.KeepResult}
 	if j.Every > 0 {
 		a.Interval = durationpb.New(j.Every)
 	}

@@ -246,7 +246,8 @@ func TestWorkerInvalidSessionIsReturned(t *testing.T) {
 func TestWaitForEndsTheRunUntilASignal(t *testing.T) {
 	queue := unique("q")
 	p := baton.NewProducer(server.conn)
-	if _, err := p.Register(context.Background(), queue, baton.Job{Name: "a"}); err != nil {
+	// Awaited once signalled, so it may have finished by then: it keeps its result.
+	if _, err := p.Register(context.Background(), queue, baton.Job{Name: "a", KeepResult: true}); err != nil {
 		t.Fatal(err)
 	}
 	w := newWorker(queue)
