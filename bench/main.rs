@@ -281,8 +281,8 @@ struct Args {
     /// scale: messages due at once, consumed by Receive streams (lateness).
     #[arg(long, default_value_t = 100_000, help_heading = "scale")]
     scale_due: u64,
-    /// scale: dead letters of one queue.
-    #[arg(long, default_value_t = 100_000, help_heading = "scale")]
+    /// scale: dead letters of one queue (at least 40: the step retries 20 and deletes 20 others).
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(40..), help_heading = "scale")]
     scale_dead_letters: u64,
     /// scale: idle Session streams (comma-separated step sizes).
     #[arg(long, value_delimiter = ',', default_value = "2000,10000", help_heading = "scale")]
