@@ -16,7 +16,7 @@ use std::{collections::BTreeMap, sync::Arc, time::Duration};
 use baton::pb;
 use tokio::sync::Notify;
 
-use super::measure::drain;
+use super::measure::{drain, slowlog_all};
 use crate::lab::{agents, bench_config, Baton, Lab, Result};
 
 pub struct BatchArgs {
@@ -54,28 +54,6 @@ struct Size {
     floor: Calls,
     rates: Vec<f64>,
     items: u64,
-}
-
-/// Every SLOWLOG entry since the last reset: (command or script name, µs).
-async fn slowlog_all(lab: &mut Lab) -> Result<Vec<(String, i64)>> {
-    let log: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg("-1").query_async(&mut lab.conn).await?;
-    let mut out = Vec::with_capacity(log.len());
-    for entry in log {
-        let Ok((_, _, us, args, _, _)) =
-            redis::from_redis_value::<(i64, i64, i64, Vec<Vec<u8>>, Vec<u8>, Vec<u8>)>(entry)
-        else {
-            continue;
-        };
-        let command = String::from_utf8_lossy(args.first().map_or(&[][..], |a| a)).to_lowercase();
-        let name = if command == "evalsha" {
-            let sha = String::from_utf8_lossy(args.get(1).map_or(&[][..], |a| a)).to_string();
-            baton::store::scripts::script_name(&sha).map_or(format!("script {sha}"), str::to_string)
-        } else {
-            command
-        };
-        out.push((name, us));
-    }
-    Ok(out)
 }
 
 async fn slowlog_config(lab: &mut Lab, threshold_us: &str, len: &str) -> Result<()> {

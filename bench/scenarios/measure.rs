@@ -29,10 +29,10 @@ pub(super) async fn slowlog_start(lab: &mut Lab) -> Result<()> {
     Ok(())
 }
 
-/// Script name -> (worst µs, calls above 1 ms) since `slowlog_start`.
-pub(super) async fn slowlog_read(lab: &mut Lab) -> Result<Slow> {
+/// Every SLOWLOG entry since the last reset: (command or script name, µs).
+pub(super) async fn slowlog_all(lab: &mut Lab) -> Result<Vec<(String, i64)>> {
     let log: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg("-1").query_async(&mut lab.conn).await?;
-    let mut out = Slow::new();
+    let mut out = Vec::with_capacity(log.len());
     for entry in log {
         let Ok((_, _, us, args, _, _)) =
             redis::from_redis_value::<(i64, i64, i64, Vec<Vec<u8>>, Vec<u8>, Vec<u8>)>(entry)
@@ -46,6 +46,15 @@ pub(super) async fn slowlog_read(lab: &mut Lab) -> Result<Slow> {
         } else {
             command
         };
+        out.push((name, us));
+    }
+    Ok(out)
+}
+
+/// Script name -> (worst µs, calls above 1 ms) since `slowlog_start`.
+pub(super) async fn slowlog_read(lab: &mut Lab) -> Result<Slow> {
+    let mut out = Slow::new();
+    for (name, us) in slowlog_all(lab).await? {
         let e = out.entry(name).or_default();
         e.0 = e.0.max(us);
         e.1 += 1;
