@@ -104,9 +104,13 @@ if key ~= '' and windowMs > 0 then
     rcall('ZREM', dedupatKey, unpack(lapsed))
     rcall('HDEL', dedupKey, unpack(lapsed))
   end
-  if rcall('PTTL', dedupatKey) < windowMs then
-    rcall('PEXPIRE', dedupatKey, windowMs)
-    rcall('PEXPIRE', dedupKey, windowMs)
+  -- Both keys expire when the longest open window lapses: at dedupat's highest score, set
+  -- absolutely, so the keys go exactly when that window's heldUntil passes (a relative PEXPIRE
+  -- would count from a later clock reading than now).
+  local last = rcall('ZRANGE', dedupatKey, -1, -1, 'WITHSCORES')
+  if tonumber(last[2]) == heldUntil then
+    rcall('PEXPIREAT', dedupatKey, untl)
+    rcall('PEXPIREAT', dedupKey, untl)
   end
 end
 rcall('HINCRBY', k.stats, 'scheduled', 1)

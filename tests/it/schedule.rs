@@ -631,6 +631,12 @@ async fn a_key_window_lapses_and_is_dropped() {
     // A receiver whose windows all lapsed keeps none.
     let quiet = pb::ScheduleRequest { receiver: "quiet".into(), ..windowed("q", 0, "once", 50) };
     let q = c.schedule(quiet).await.unwrap().into_inner();
+    // Both keys expire at the window's end exactly, not at a later clock reading plus the window.
+    for part in ["dedup", "dedupat"] {
+        let at: i64 =
+            redis::cmd("PEXPIRETIME").arg(format!("baton:{{r:quiet}}:{part}")).query_async(&mut conn).await.unwrap();
+        assert_eq!(at, ms(&q.key_held_until), "{part} expires when its window lapses");
+    }
     until_redis_time(&env, ms(&q.key_held_until)).await;
     let left: i64 = redis::cmd("EXISTS")
         .arg("baton:{r:quiet}:dedup")
