@@ -396,11 +396,19 @@ pub struct FlowsConfig {
     /// after it was announced (its replica died right after the script) is released by the
     /// replicas that heard it. 0: only the sweep releases what a dead replica left.
     pub takeover_ms: u64,
+    /// Most children of the finishing agent's own queue that the script recording the finish
+    /// releases itself, so a chain's next step is due when the Complete returns; the rest, and
+    /// children in other queues, go through the outbox and the flows task. 0: all of them do.
+    pub release_inline: u64,
 }
+
+/// Children released per page of an outbox (the flows task's page), and the most a finishing
+/// script may release itself (`flows.release_inline`).
+pub const RELEASE_PAGE: u64 = 500;
 
 impl Default for FlowsConfig {
     fn default() -> Self {
-        Self { sweep_interval_ms: 5_000, takeover_ms: 1_000 }
+        Self { sweep_interval_ms: 5_000, takeover_ms: 1_000, release_inline: 100 }
     }
 }
 
@@ -1042,6 +1050,11 @@ impl Config {
         }
         if self.flows.sweep_interval_ms == 0 {
             return bad("flows.sweep_interval_ms must be at least 1");
+        }
+        if self.flows.release_inline > RELEASE_PAGE {
+            return bad(
+                "flows.release_inline must be at most 500 (a release page): it bounds a finishing script's work",
+            );
         }
         if self.results.retention_ms == 0 || self.results.max_entries == 0 {
             return bad("results.retention_ms and results.max_entries must be at least 1");

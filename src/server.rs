@@ -113,6 +113,7 @@ pub async fn run_with_console(
 
     let wakeups = Wakeups::new(store.keys().clone());
     tasks.spawn(wakeups.clone().run(feed, stopping.clone()));
+    store.attach_wakeups(wakeups.clone());
 
     let (health, health_service) = tonic_health::server::health_reporter();
 
@@ -351,7 +352,7 @@ async fn open_store(
         let opened = async {
             let redis = Redis::connect(redis_url, &config.redis).await?;
             let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency)
-                .with_flows(&config.results, &config.dedup);
+                .with_flows(&config.results, &config.dedup, &config.flows);
             let store = Core::open(redis, &config.key_prefix, policy, config.circuit_breaker.clone())
                 .await?
                 .with_sharding(shards.clone());

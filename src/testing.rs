@@ -58,8 +58,11 @@ impl TestRedis {
     /// The stores over this Redis, with `config`'s policy.
     pub(crate) async fn stores_with(&self, config: &Config) -> Stores {
         let redis = Redis::connect(&self.url(), &config.redis).await.unwrap();
-        let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency)
-            .with_flows(&config.results, &config.dedup);
+        let policy = Policy::new(&config.agent, &config.limits, &config.dead_letter, &config.idempotency).with_flows(
+            &config.results,
+            &config.dedup,
+            &config.flows,
+        );
         Stores::new(Core::open(redis, "", policy, config.circuit_breaker.clone()).await.unwrap())
     }
 

@@ -53,6 +53,7 @@ local rcall = redis.call
 --@include finishBatch
 --@include releaseChild
 --@include outboxPage
+--@include releasePage
 flowKeys(K, A.resultTtlMs, A.resultMax)
 local r = {
   waiting = K.waiting, defs = K.defs, payloads = K.payloads, pending = K.pending, stats = K.stats,
@@ -61,42 +62,9 @@ local r = {
 }
 local before = A.before
 local now = nowMs()
-local page = outboxPage(F.outbox, F.outboxres, F.children, before, A.limit)
--- Queue names have no '|': a child of this queue is "<queue>|<child>".
-local prefix = r.queue .. '|'
+local here, rest = releasePage(r, before, A.limit, now)
 local out = { 0, 0, 0 }
-local here = 0
-local i = 1
-while i <= #page do
-  local member, record, n = page[i], page[i + 1], page[i + 2]
-  local parent = string.match(member, '^(.*)|%d+$')
-  local from = r.queue .. '|' .. parent
-  local frozen = memberKey(F.children, member)
-  local others = {}
-  for j = i + 3, i + 2 + n do
-    local ref = page[j]
-    if string.sub(ref, 1, #prefix) == prefix then
-      local done = releaseChild(r, string.sub(ref, #prefix + 1), from, record, now)
-      rcall('ZREM', frozen, ref)
-      if done == 0 then
-        rcall('ZADD', memberKey(F.children, parent), 0, ref)
-        rcall('SADD', F.fanout, parent)
-        F.anyChildren = true
-      end
-      here = here + 1
-    else
-      others[#others + 1] = ref
-    end
-  end
-  if #others > 0 then
-    out[#out + 1], out[#out + 2], out[#out + 3] = member, record, #others
-    for _, ref in ipairs(others) do out[#out + 1] = ref end
-  elseif rcall('EXISTS', frozen) == 0 then
-    rcall('ZREM', F.outbox, member)
-    rcall('HDEL', F.outboxres, member)
-  end
-  i = i + 3 + n
-end
+for _, v in ipairs(rest) do out[#out + 1] = v end
 out[1], out[2] = here, endFinished(r.channel, r.queue, now)
 out[3] = rcall('ZCOUNT', F.outbox, '-inf', before)
 return out

@@ -167,7 +167,7 @@ impl FromReply for Families {
 }
 
 /// Children released per page of an outbox entry.
-pub const PAGE: usize = 500;
+pub const PAGE: usize = crate::config::RELEASE_PAGE as usize;
 
 /// What a parent's failure does to a child waiting for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -60,6 +60,14 @@ fn config() -> Config {
     config
 }
 
+/// Stores that leave every release to the outbox (flows.release_inline 0), as a replica does
+/// for children past the inline limit or in other queues: what the outbox tests look at.
+async fn outbox_only(redis: &TestRedis) -> crate::server::Stores {
+    let mut config = config();
+    config.flows.release_inline = 0;
+    redis.stores_with(&config).await
+}
+
 fn dur(ms: u64) -> Option<prost_types::Duration> {
     Some(prost_types::Duration { seconds: (ms / 1000) as i64, nanos: ((ms % 1000) * 1_000_000) as i32 })
 }
@@ -174,7 +182,7 @@ async fn the_sweep_releases_what_a_dead_replica_left_in_the_outbox() {
     register(&mut c, "q", vec![one_shot("parent")]).await;
     register(&mut c, "q", vec![after("child", &[("", "parent")])]).await;
     let p = acquire_n(&mut c, "q", 1).await.pop().unwrap();
-    redis.stores().await.queues.complete(&success("q", &p, b"late")).await.unwrap();
+    outbox_only(&redis).await.queues.complete(&success("q", &p, b"late")).await.unwrap();
     let mut conn = redis.conn().await;
     assert_eq!(outbox(&mut conn, "q").await, 1, "left in the outbox");
     let child = acquire_n(&mut c, "q", 1).await.pop().expect("the sweep released it");
@@ -204,7 +212,7 @@ async fn a_fan_in_releases_many_parents_per_page() {
     config.flows.takeover_ms = 0;
     let replica = Replica::start(&redis, config).await;
     let mut c = replica.agents().await;
-    let store = redis.stores().await;
+    let store = outbox_only(&redis).await;
     let mut conn = redis.conn().await;
     // Parents and child in one queue, then across queues.
     for (pq, cq) in [("fin", "fin"), ("up", "down")] {
@@ -274,7 +282,7 @@ async fn queue_figures_count_blocked_agents_and_releases_in_flight() {
     register(&mut c, "g", vec![one_shot("parent")]).await;
     let kids = (0..3).map(|i| after(&format!("kid-{i}"), &[("", "parent")])).collect();
     register(&mut c, "g", kids).await;
-    let store = redis.stores().await;
+    let store = outbox_only(&redis).await;
     let s = store.queues.queue_stats("g", 60_000).await.unwrap();
     assert_eq!((s.blocked, s.releasing, s.oldest_release_ms), (3, 0, None));
 
@@ -288,5 +296,51 @@ async fn queue_figures_count_blocked_agents_and_releases_in_flight() {
     assert_eq!(store.flows.drain_outbox("g", None).await.unwrap(), 3);
     let s = store.queues.queue_stats("g", 60_000).await.unwrap();
     assert_eq!((s.blocked, s.releasing, s.oldest_release_ms, s.due), (0, 0, None, 3));
+    replica.stop().await;
+}
+
+/// Leases due now, without waiting.
+async fn due_now(c: &mut AgentServiceClient<Channel>, queue: &str) -> Vec<pb::Lease> {
+    let req = pb::AcquireRequest { queue: queue.into(), worker_id: "w".into(), max_leases: 100, wait: None };
+    c.acquire(req).await.unwrap().into_inner().leases
+}
+
+// Children in their parent's queue are released by the script that records the parent's
+// finish, up to flows.release_inline of them: due when the Complete returns, with nothing
+// left in the outbox, though no flows task runs (announcements and the sweep are off). The
+// children past the limit wait in the outbox for the flows task, which releases them as before.
+#[tokio::test]
+async fn children_in_the_parents_queue_are_released_by_the_finishing_script() {
+    let redis = TestRedis::start().await;
+    let mut config = config();
+    config.flows.sweep_interval_ms = 3_600_000;
+    config.flows.takeover_ms = 0;
+    let replica = Replica::start(&redis, config.clone()).await;
+    let mut c = replica.agents().await;
+    let mut conn = redis.conn().await;
+
+    // A chain step: one child, released at once.
+    register(&mut c, "q", vec![one_shot("a")]).await;
+    register(&mut c, "q", vec![after("b", &[("", "a")])]).await;
+    let a = acquire_n(&mut c, "q", 1).await.pop().unwrap();
+    let store = redis.stores().await; // no flows task of its own
+    store.queues.complete(&success("q", &a, b"from a")).await.unwrap();
+    assert_eq!(outbox(&mut conn, "q").await, 0, "nothing left for the flows task");
+    let b = due_now(&mut c, "q").await;
+    assert_eq!(b.len(), 1, "the child is due when the Complete returns");
+    assert_eq!((b[0].name.as_str(), b[0].parents[0].result.as_slice()), ("b", &b"from a"[..]));
+
+    // Three children, an inline limit of two: two now, one through the outbox.
+    config.flows.release_inline = 2;
+    let limited = redis.stores_with(&config).await;
+    register(&mut c, "g", vec![one_shot("p")]).await;
+    register(&mut c, "g", (0..3).map(|i| after(&format!("k-{i}"), &[("", "p")])).collect()).await;
+    let p = acquire_n(&mut c, "g", 1).await.pop().unwrap();
+    limited.queues.complete(&success("g", &p, b"")).await.unwrap();
+    assert_eq!(due_now(&mut c, "g").await.len(), 2, "released in the finishing script");
+    assert_eq!(outbox(&mut conn, "g").await, 1, "the third waits in the outbox");
+    assert_eq!(limited.flows.drain_outbox("g", None).await.unwrap(), 1);
+    assert_eq!(due_now(&mut c, "g").await.len(), 1);
+    assert_eq!(outbox(&mut conn, "g").await, 0);
     replica.stop().await;
 }

@@ -86,17 +86,17 @@ impl FromReply for Registered {
 }
 
 /// What completeAgents did: per item, in order, (code, time, streak), then how many outbox
-/// entries it wrote.
-pub(crate) struct Completions(Vec<(i64, i64, u32)>, i64);
+/// entries it left for the flows task, and how many children of the queue it released.
+pub(crate) struct Completions(Vec<(i64, i64, u32)>, i64, i64);
 
 impl FromReply for Completions {
-    /// `{ (code, time, streak)*, outboxed }`
+    /// `{ (code, time, streak)*, outboxed, released }`
     fn from_reply(mut r: Reply) -> Result<Self> {
         let mut items = Vec::with_capacity(r.remaining() / 3);
-        while r.remaining() > 1 {
+        while r.remaining() > 2 {
             items.push((r.next()?, r.next()?, r.next()?));
         }
-        Ok(Completions(items, r.next()?))
+        Ok(Completions(items, r.next()?, r.next()?))
     }
 }
 
@@ -1075,6 +1075,7 @@ impl Shard<'_, Queues> {
         let call = calls::CompleteAgents {
             keys: k,
             group_name: group,
+            release_limit: self.policy.release_inline,
             forbidden_ms: agent.permanent_forbidden_backoff_ms,
             throttled_base_ms: agent.throttled_base_ms,
             throttled_multiplier: agent.throttled_multiplier,
@@ -1105,7 +1106,7 @@ impl Shard<'_, Queues> {
                 })
                 .collect(),
         };
-        let Completions(codes, outboxed) = self.call_items(Path::WriteBack, call, items.len()).await?;
+        let Completions(codes, outboxed, released) = self.call_items(Path::WriteBack, call, items.len()).await?;
         if codes.len() != items.len() {
             return Err(Error::Internal(format!("completeAgents: {} answers for {} items", codes.len(), items.len())));
         }
@@ -1122,6 +1123,12 @@ impl Shard<'_, Queues> {
             out.push(how.map(|how| Ended { how, replayed }));
         }
         self.outboxed(queue, outboxed);
+        if released > 0 {
+            // The children are due: this replica's waiters hear it now, not after the wake-up's
+            // round trip through Redis (which the other replicas' still hear).
+            metrics::counter!("baton_flow_releases_total").increment(released as u64);
+            self.wake_local(queue);
+        }
         Ok(out)
     }
 

@@ -84,6 +84,8 @@ pub struct Policy {
     pub max_step_bytes: usize,
     /// Most signals one run keeps before a wait names them (limits.max_pending_signals).
     pub max_pending_signals: u32,
+    /// Most children of its own queue a finishing script releases itself (flows.release_inline).
+    pub release_inline: u64,
 }
 
 impl Policy {
@@ -105,13 +107,20 @@ impl Policy {
             max_steps: limits.max_steps,
             max_step_bytes: limits.max_step_bytes,
             max_pending_signals: limits.max_pending_signals,
+            release_inline: crate::config::FlowsConfig::default().release_inline,
         }
     }
 
-    /// The policy with the configured retention of finishes and idempotency windows.
-    pub fn with_flows(mut self, results: &crate::config::ResultsConfig, dedup: &crate::config::DedupConfig) -> Self {
+    /// The policy with the configured retention of finishes, idempotency windows and releases.
+    pub fn with_flows(
+        mut self,
+        results: &crate::config::ResultsConfig,
+        dedup: &crate::config::DedupConfig,
+        flows: &crate::config::FlowsConfig,
+    ) -> Self {
         self.results = results.clone();
         self.dedup = dedup.clone();
+        self.release_inline = flows.release_inline;
         self
     }
 
@@ -249,6 +258,9 @@ pub struct Core {
     pub(crate) bulk: Arc<Bulk>,
     /// Sources spread over several slots (`sharding.*`); absent: one shard.
     pub(crate) shards: Arc<shards::Sharding>,
+    /// This replica's wake-ups, once the server has them: a script's effect this replica's
+    /// waiters should hear at once wakes them here too ([`Core::wake_local`]).
+    pub(crate) local: Arc<std::sync::OnceLock<wake::Wakeups>>,
 }
 
 /// Makes the core the base of a domain store (a struct with a `core: Core` field): a domain
@@ -286,7 +298,22 @@ impl Core {
             firsts: Arc::default(),
             bulk,
             shards: Arc::default(),
+            local: Arc::default(),
         })
+    }
+
+    /// Lets [`Core::wake_local`] reach this replica's waiters (every store sharing this core).
+    pub fn attach_wakeups(&self, wakeups: wake::Wakeups) {
+        let _ = self.local.set(wakeups);
+    }
+
+    /// Wakes this replica's waiters on `queue` (a physical queue name) as its wake-up message
+    /// would, without waiting for the message to come back from Redis; other replicas still
+    /// hear the message.
+    pub(crate) fn wake_local(&self, queue: &str) {
+        if let Some(wakeups) = self.local.get() {
+            wakeups.queue_due(queue);
+        }
     }
 
     /// Sends one of each kind of command Baton needs, harmlessly (reads, a script, a

@@ -43,6 +43,7 @@
                        (groupLimits): its limits and held counts; a queue in no group
                        passes a key of its own slot, never touched
     KEYS[24] groupblocked SET "<queue>|<channel>": member queues held back by the group
+    KEYS[25] pending   HASH name -> parents still pending (the children released here)
 
     ARGV[1] forbiddenMs (uint)          PERMANENT_FORBIDDEN backoff (readPolicy: these eight)
     ARGV[2] throttledBaseMs (uint)      THROTTLED backoff base
@@ -62,7 +63,10 @@
     ARGV[15] resultMax (uint)     most finishes kept per queue (results.max_entries)
     ARGV[16] groupName (str) the group whose keys these are ("" for none): a grant counts under the
                             queue's group, a lease end under its record's (groupLimits)
-    ARGV[17..] items (items)      one item per lease ended:
+    ARGV[17] releaseLimit (uint)  most children of this queue released here (releasePage) when
+                                  finishes here wrote outbox entries (flows.release_inline);
+                                  0: all are left to Baton's flows task
+    ARGV[18..] items (items)      one item per lease ended:
       name (str)                  agent name
       token (str)                 the lease's token (decimal)
       outcome (str)               SUCCESS | PERMANENT_FORBIDDEN | THROTTLED | TRANSIENT |
@@ -79,7 +83,14 @@
     2, deadLetteredAt, streak DEAD_LETTERED
   A retry with a remembered request field gets the first call's three numbers, its code plus 10
   (10, 11, 12): the same answer, told apart so it is not counted twice.
-  Then one more number: how many outbox entries the call wrote (children to release).
+  Then two more numbers: how many outbox entries are left for Baton to release (0 when the
+  finishes here wrote none, or when this script released all of them), and how many children
+  this script released in this queue (their parents finished here).
+
+  A finish with children of this same queue releases them here, up to releaseLimit, so a
+  chain's next step is due (and announced) when this script returns, with no call of the
+  flows task in between. Children of other queues, and those past the limit, stay in the outbox
+  for the flows task, which the outbox announcement wakes.
 ]]
 local rcall = redis.call
 --@include publish
@@ -102,6 +113,10 @@ local rcall = redis.call
 --@include recall
 --@include remember
 --@include runSteps
+--@include finishBatch
+--@include releaseChild
+--@include outboxPage
+--@include releasePage
 
 local k = {
   waiting = K.waiting, working = K.working, defs = K.defs, payloads = K.payloads, leases = K.leases,
@@ -216,5 +231,19 @@ if next(throttledKeys) and rcall('HEXISTS', k.limits, 'key_rate') == 1 then
     if until_ > at then rcall('HSET', k.limits, 'bucket|' .. key, '0|' .. string.format('%d', until_)) end
   end
 end
+-- Children of this queue whose parents finished here are due now, not after a call of the
+-- flows task; the outbox is announced only when something is left in it.
+local released = 0
+if F.outboxed > 0 and A.releaseLimit > 0 then
+  local r = {
+    waiting = K.waiting, defs = K.defs, payloads = K.payloads, pending = K.pending, stats = K.stats,
+    leases = K.leases, streaks = K.streaks, dlq = K.dlq, dlqinfo = K.dlqinfo, cron = K.cron,
+    channel = channel, queue = queue,
+  }
+  local rest
+  released, rest = releasePage(r, '+inf', A.releaseLimit, now)
+  if #rest == 0 and rcall('EXISTS', F.outbox) == 0 then F.outboxed = 0 end
+end
 out[#out + 1] = endFinished(channel, queue, now)
+out[#out + 1] = released
 return out
