@@ -113,7 +113,6 @@ pub async fn run_with_console(
 
     let wakeups = Wakeups::new(store.keys().clone());
     tasks.spawn(wakeups.clone().run(feed, stopping.clone()));
-    store.attach_wakeups(wakeups.clone());
 
     let (health, health_service) = tonic_health::server::health_reporter();
 

@@ -1124,10 +1124,7 @@ impl Shard<'_, Queues> {
         }
         self.outboxed(queue, outboxed);
         if released > 0 {
-            // The children are due: this replica's waiters hear it now, not after the wake-up's
-            // round trip through Redis (which the other replicas' still hear).
             metrics::counter!("baton_flow_releases_total").increment(released as u64);
-            self.wake_local(queue);
         }
         Ok(out)
     }

@@ -258,9 +258,6 @@ pub struct Core {
     pub(crate) bulk: Arc<Bulk>,
     /// Sources spread over several slots (`sharding.*`); absent: one shard.
     pub(crate) shards: Arc<shards::Sharding>,
-    /// This replica's wake-ups, once the server has them: a script's effect this replica's
-    /// waiters should hear at once wakes them here too ([`Core::wake_local`]).
-    pub(crate) local: Arc<std::sync::OnceLock<wake::Wakeups>>,
 }
 
 /// Makes the core the base of a domain store (a struct with a `core: Core` field): a domain
@@ -298,22 +295,7 @@ impl Core {
             firsts: Arc::default(),
             bulk,
             shards: Arc::default(),
-            local: Arc::default(),
         })
-    }
-
-    /// Lets [`Core::wake_local`] reach this replica's waiters (every store sharing this core).
-    pub fn attach_wakeups(&self, wakeups: wake::Wakeups) {
-        let _ = self.local.set(wakeups);
-    }
-
-    /// Wakes this replica's waiters on `queue` (a physical queue name) as its wake-up message
-    /// would, without waiting for the message to come back from Redis; other replicas still
-    /// hear the message.
-    pub(crate) fn wake_local(&self, queue: &str) {
-        if let Some(wakeups) = self.local.get() {
-            wakeups.queue_due(queue);
-        }
     }
 
     /// Sends one of each kind of command Baton needs, harmlessly (reads, a script, a

@@ -544,12 +544,6 @@ impl Wakeups {
         }
     }
 
-    /// Something of `queue` (a physical queue name) became due in a script this replica ran:
-    /// what its wake-up message does, heard before the message comes back from Redis.
-    pub(crate) fn queue_due(&self, queue: &str) {
-        self.wake(logical(queue));
-    }
-
     /// Wakes one long poll of the queue (not all: one due agent would otherwise rerun every
     /// waiter's script). A waiter that fills its max_leases passes the wake-up on, since more may
     /// be due; one that leaves unwoken forwards it (tokio's `notify_one` semantics).
