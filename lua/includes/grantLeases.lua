@@ -9,6 +9,10 @@
 -- per-key concurrency, nil: none).
 local G
 
+-- Most parents whose finishes a lease carries from the grant itself (one HGETALL of its deps);
+-- an agent with more has them read by Baton in a call of their own (readFamily).
+local PARENTS_INLINE = 32
+
 -- Starts a call: reads the limits hash (one HMGET; a queue without limits pays nothing more).
 -- Returns the reply to give at once, or nil to go on: a paused queue grants nothing (the worker
 -- is refreshed; Resume announces the queue); a queue whose "keyed" flag is not `keyed` is not
@@ -148,7 +152,29 @@ local function grant(K, names, keys, known)
     out[o + 1], out[o + 2], out[o + 3] = name, tokenText, deadline
     out[o + 4], out[o + 5], out[o + 6] = attempt, def, payloads[j] or ''
     out[o + 7] = steps and steps[j] or ''
-    o = o + 7
+    -- The parents' states ride with the lease when there are few: no second call before it
+    -- is handed over. A definition without parents pays a plain search, no command.
+    local parents = defField(def, 'parents')
+    if parents == 0 then
+      out[o + 8] = 0
+      o = o + 8
+    elseif parents <= PARENTS_INLINE then
+      -- pcall: a deps record that cannot be read must not stop the grant halfway (a script's
+      -- writes before an error stay); Baton reads it apart then, and gives the lease back if
+      -- that fails too.
+      local deps = redis.pcall('HGETALL', memberKey(K.deps, name))
+      if deps.err then
+        out[o + 8] = -1
+        o = o + 8
+      else
+        out[o + 8] = #deps / 2
+        for x = 1, #deps do out[o + 8 + x] = deps[x] end
+        o = o + 8 + #deps
+      end
+    else
+      out[o + 8] = -1
+      o = o + 8
+    end
   end
   rcall('ZADD', K.working, unpack(working))
   rcall('HSET', K.leases, unpack(leases))

@@ -89,9 +89,12 @@
   Output -> Acquisition:
     { -1 }  the queue is not keyed: nothing written (acquireAgents is its path)
     { now, nextDue, repaired, expired, outboxed, (name, token, deadline, attempt, definition,
-      payload, steps)* }
+      payload, steps, n, (parent, state)*)* }
     expired: agents expired here; outboxed: outbox entries their finishes wrote. steps is the
-    lease's run's steps recorded by earlier attempts (stepRecord), "" for none.
+    lease's run's steps recorded by earlier attempts (stepRecord), "" for none. n is how many
+    (parent, state) pairs follow, the agent's deps ("<parent queue>|<parent>" -> "p<policy>"
+    or the parent's result record: what readFamily reads): 0 without parents, -1 when it has
+    more than the grant reads (PARENTS_INLINE, grantLeases), which Baton then reads itself.
     nextDue is the earliest next run left in waiting, or -1 when waiting is empty. When limits
     hold due work back it is when to try again: -1 when paused or at the concurrency limit (a
     wake-up comes), the bucket's next token when the rate limit binds (for a keyed queue: the

@@ -141,18 +141,7 @@ impl FromReply for Families {
         while !r.is_empty() {
             let mut f = Family { pending: r.next()?, ..Default::default() };
             let n: usize = r.next()?;
-            for _ in 0..n {
-                let member: String = r.next()?;
-                let state: Vec<u8> = r.next()?;
-                let Some((pq, p)) = split_ref(&member) else { continue };
-                let (policy, finish) = if state.first() == Some(&b'p') {
-                    (ParentPolicy::from_letter(state.get(1).copied().unwrap_or(b'W')), None)
-                } else {
-                    (ParentPolicy::Wait, FinishRecord::parse(&state))
-                };
-                f.parents.push((pq.to_string(), p.to_string(), policy, finish));
-            }
-            f.parents.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+            f.parents = parent_states(&mut r, n)?;
             let n: usize = r.next()?;
             for _ in 0..n {
                 let member: String = r.next()?;
@@ -164,6 +153,30 @@ impl FromReply for Families {
         }
         Ok(Families(out))
     }
+}
+
+/// One of an agent's parents as its deps hash holds it: (parent queue, parent, its policy, its
+/// finish once it released the agent).
+pub(crate) type ParentState = (String, String, ParentPolicy, Option<FinishRecord>);
+
+/// `n` (member, state) pairs of an agent's deps hash (`"<parent queue>|<parent>"` -> `p<policy>`
+/// while pending, or the parent's result record), in (queue, name) order: as readFamily and
+/// the acquire scripts answer them.
+pub(crate) fn parent_states(r: &mut Reply, n: usize) -> Result<Vec<ParentState>> {
+    let mut parents = Vec::with_capacity(n);
+    for _ in 0..n {
+        let member: String = r.next()?;
+        let state: Vec<u8> = r.next()?;
+        let Some((pq, p)) = split_ref(&member) else { continue };
+        let (policy, finish) = if state.first() == Some(&b'p') {
+            (ParentPolicy::from_letter(state.get(1).copied().unwrap_or(b'W')), None)
+        } else {
+            (ParentPolicy::Wait, FinishRecord::parse(&state))
+        };
+        parents.push((pq.to_string(), p.to_string(), policy, finish));
+    }
+    parents.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    Ok(parents)
 }
 
 /// Children released per page of an outbox entry.

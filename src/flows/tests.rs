@@ -344,3 +344,51 @@ async fn children_in_the_parents_queue_are_released_by_the_finishing_script() {
     assert_eq!(outbox(&mut conn, "g").await, 0);
     replica.stop().await;
 }
+
+/// The readFamily calls Redis ran since the SLOWLOG was reset (it logs every command: threshold
+/// 0): EVALSHA or EVAL of a script whose three keys begin with a queue's deps.
+async fn read_family_calls(conn: &mut redis::aio::MultiplexedConnection) -> usize {
+    let log: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg(-1).query_async(conn).await.unwrap();
+    log.into_iter()
+        .filter_map(|entry| redis::from_redis_value::<(i64, i64, i64, Vec<Vec<u8>>, Vec<u8>, Vec<u8>)>(entry).ok())
+        .map(|(_, _, _, args, _, _)| args.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect::<Vec<_>>())
+        .filter(|args| {
+            args.len() > 3
+                && matches!(args[0].to_ascii_uppercase().as_str(), "EVALSHA" | "EVAL")
+                && args[2] == "3"
+                && args[3].ends_with(":deps")
+        })
+        .count()
+}
+
+// A lease whose agent has few parents carries their finishes from the grant itself: the
+// acquire script reads them, and no readFamily call follows before the lease is handed over.
+#[tokio::test]
+async fn a_lease_with_few_parents_carries_them_from_the_grant() {
+    let redis = TestRedis::start().await;
+    let replica = Replica::start(&redis, config()).await;
+    let mut c = replica.agents().await;
+    let mut conn = redis.conn().await;
+    register(&mut c, "q", vec![one_shot("p1"), one_shot("p2")]).await;
+    register(&mut c, "q", vec![after("child", &[("", "p1"), ("", "p2")])]).await;
+    for p in acquire_n(&mut c, "q", 2).await {
+        let done = pb::CompleteRequest {
+            queue: "q".into(),
+            name: p.name.clone(),
+            token: p.token,
+            outcome: pb::Outcome::Success as i32,
+            result: format!("r-{}", p.name).into_bytes(),
+            ..Default::default()
+        };
+        c.complete(done).await.unwrap();
+    }
+    for (k, v) in [("slowlog-max-len", "100000"), ("slowlog-log-slower-than", "0")] {
+        redis::cmd("CONFIG").arg("SET").arg(k).arg(v).query_async::<()>(&mut conn).await.unwrap();
+    }
+    redis::cmd("SLOWLOG").arg("RESET").query_async::<()>(&mut conn).await.unwrap();
+    let child = acquire_n(&mut c, "q", 1).await.pop().expect("released by both parents");
+    let parents: Vec<(&str, &[u8])> = child.parents.iter().map(|p| (p.name.as_str(), p.result.as_slice())).collect();
+    assert_eq!(parents, [("p1", &b"r-p1"[..]), ("p2", &b"r-p2"[..])]);
+    assert_eq!(read_family_calls(&mut conn).await, 0, "the grant read the parents");
+    replica.stop().await;
+}

@@ -126,6 +126,14 @@ impl FromReply for Acquisition {
             let json: Vec<u8> = r.next()?;
             let payload: Vec<u8> = r.next()?;
             let steps: Vec<u8> = r.next()?;
+            // The parents' states when the script read them (-1: too many, read apart).
+            let n: i64 = r.next()?;
+            let parents = if n < 0 {
+                None
+            } else {
+                let states = crate::flows::store::parent_states(&mut r, n as usize)?;
+                Some(states.into_iter().filter_map(|(q, n, _, fin)| Some((q, n, fin?))).collect())
+            };
             let def = AgentDef::parse(name.clone(), &json, payload)?;
             // The run's delivery after a wait rides in the same record (signals).
             let event = if steps.is_empty() { None } else { RunEvents::parse(&steps).delivery };
@@ -140,8 +148,9 @@ impl FromReply for Acquisition {
                 granted_ms: now_ms,
                 deadline_ms,
                 attempt,
+                parents_read: parents.is_some() || def.parents == 0,
                 def,
-                parents: Vec::new(),
+                parents: parents.unwrap_or_default(),
                 steps,
                 event,
             });
@@ -193,6 +202,9 @@ pub struct Lease {
     pub def: AgentDef,
     /// The finishes of the agent's parents: (physical queue, name, finish), in name order.
     pub parents: Vec<(String, String, crate::flows::store::FinishRecord)>,
+    /// Whether `parents` was read (by the grant itself, for an agent with few parents);
+    /// otherwise Baton reads them before handing the lease over (`fill_parents`).
+    pub parents_read: bool,
     /// The steps earlier attempts of this run recorded (RecordStep), in order.
     pub steps: Vec<StepRecord>,
     /// The event (or timeout) that ended the run's latest wait; None when it never waited.
@@ -541,15 +553,16 @@ impl Queues {
 
     /// Reads each lease's parents' finishes (for leases whose agent has parents).
     pub(super) async fn fill_parents(&self, queue: &str, leases: &mut [Lease]) -> Result<()> {
-        let names: Vec<&str> = leases.iter().filter(|l| l.def.parents > 0).map(|l| l.name.as_str()).collect();
+        let names: Vec<&str> = leases.iter().filter(|l| !l.parents_read).map(|l| l.name.as_str()).collect();
         if names.is_empty() {
             return Ok(());
         }
         let families = self.flows.family(queue, &names, 0).await?;
         let mut families = families.into_iter();
-        for lease in leases.iter_mut().filter(|l| l.def.parents > 0) {
+        for lease in leases.iter_mut().filter(|l| !l.parents_read) {
             if let Some(f) = families.next() {
                 lease.parents = f.parents.into_iter().filter_map(|(q, n, _, fin)| Some((q, n, fin?))).collect();
+                lease.parents_read = true;
             }
         }
         Ok(())
@@ -824,7 +837,7 @@ impl Shard<'_, Queues> {
             filled = self.fill_parents(queue, &mut leases).await;
         }
         if let Err(e) = filled {
-            let (orphaned, kept): (Vec<Lease>, Vec<Lease>) = leases.into_iter().partition(|l| l.def.parents > 0);
+            let (orphaned, kept): (Vec<Lease>, Vec<Lease>) = leases.into_iter().partition(|l| !l.parents_read);
             tracing::warn!(queue, error = %e, leases = orphaned.len(), "cannot read the parents' results of leases granted: given back");
             for l in &orphaned {
                 if let Err(e) = self.release(queue, &l.name, l.token, 0).await {
