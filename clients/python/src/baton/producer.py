@@ -76,6 +76,7 @@ def agent(
     debounce: Optional[Seconds] = None,
     ttl: Optional[Seconds] = None,
     wait_for: Optional[WaitFor] = None,
+    keep_result: bool = False,
 ) -> agent_pb2.Agent:
     """An agent to register: one-shot (neither `interval` nor `cron`: removed after its first
     success) or recurring (every `interval` seconds, or on a `cron` expression in `time_zone`).
@@ -88,7 +89,8 @@ def agent(
     latest registration (`debounced` in the answer). A one-shot agent with a `ttl` expires (FINISH_EXPIRED, never
     run) unless a run starts within it; an absolute time is the generated Agent's `expire_at`.
     A new agent with `wait_for` (a :class:`WaitFor`) waits for that event (or time) before its
-    first run: an approval gate, opened by :meth:`Producer.signal`.
+    first run: an approval gate, opened by :meth:`Producer.signal`. `keep_result` keeps the
+    agent's finish for an Await that comes after it finished (a plain one-shot's is not kept).
     Unset durations take the server's defaults. See `Agent` in proto/baton/v1/agent.proto."""
     a = agent_pb2.Agent(name=name, payload=payload.encode() if isinstance(payload, str) else bytes(payload),
                         cron=cron, time_zone=time_zone, max_attempts=max_attempts, labels=dict(labels or {}),
@@ -96,7 +98,7 @@ def agent(
                         catch_up=agent_pb2.CATCH_UP_SKIP if catch_up_skip else agent_pb2.CATCH_UP_UNSPECIFIED,
                         after=[agent_pb2.AgentRef(name=p) if isinstance(p, str) else p for p in after],
                         on_parent_failure=on_parent_failure, idempotency_key=idempotency_key,
-                        idempotency_mode=idempotency_mode)
+                        idempotency_mode=idempotency_mode, keep_result=keep_result)
     for field, value in (("interval", interval), ("timeout", timeout), ("error_interval", error_interval),
                          ("idempotency_window", idempotency_window), ("debounce", debounce), ("ttl", ttl)):
         if value is not None:
