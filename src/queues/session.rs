@@ -369,13 +369,13 @@ impl Session {
                     }
                     if let Err(e) = auth::still_granted(&self.grant) {
                         // Revoked while the round ran: its leases go back at once, unsent.
-                        ctx.release_unsent(leases).await;
+                        Box::pin(ctx.release_unsent(leases)).await;
                         return Err(e);
                     }
                     let mut response = match answers {
                         Ok(response) => response,
                         Err(e) => {
-                            ctx.release_unsent(leases).await;
+                            Box::pin(ctx.release_unsent(leases)).await;
                             return Err(e);
                         }
                     };
@@ -384,13 +384,13 @@ impl Session {
                         self.forget(&l.name, l.token);
                     }
                     if closed {
-                        ctx.release_pairs(response.leases.into_iter().map(|l| (l.name, l.token))).await;
+                        Box::pin(ctx.release_pairs(response.leases.into_iter().map(|l| (l.name, l.token)))).await;
                     } else if !is_empty(&response) {
                         let pushed: Vec<(String, u64)> =
                             response.leases.iter().map(|l| (l.name.clone(), l.token)).collect();
                         if let Err(mpsc::error::SendError(Ok(unsent))) = tx.send(Ok(Box::new(response))).await {
                             let unsent = unsent.leases.into_iter().map(|l| (l.name, l.token));
-                            ctx.release_pairs(unsent).await;
+                            Box::pin(ctx.release_pairs(unsent)).await;
                             self.gone |= open;
                             (open, closed) = (false, true);
                         } else {
@@ -584,13 +584,21 @@ async fn round(
     pending: Pending,
     asked: usize,
 ) -> (Result<pb::SessionResponse>, Option<Result<Acquired>>, usize) {
+    // Each part boxed, and made only when the round has it to do: inline, a round would be as
+    // large as both parts together (kilobytes), whatever it does, for as long as it waits.
+    let flush = async {
+        if pending.is_empty() {
+            return Ok(pb::SessionResponse::default());
+        }
+        Box::pin(ctx.flush(&pending)).await
+    };
     let acquire = async {
         if asked == 0 {
             return None;
         }
-        Some(ctx.store.acquire(&ctx.queue, &ctx.worker, asked as u32).await)
+        Some(Box::pin(ctx.store.acquire(&ctx.queue, &ctx.worker, asked as u32)).await)
     };
-    let (answers, got) = tokio::join!(ctx.flush(&pending), acquire);
+    let (answers, got) = tokio::join!(flush, acquire);
     (answers, got, asked)
 }
 
@@ -623,4 +631,28 @@ fn is_empty(r: &pb::SessionResponse) -> bool {
         && r.lost.is_empty()
         && r.released.is_empty()
         && r.steps.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TestRedis;
+
+    /// A round holds its flush and its acquire boxed, each only when it has one to do: every
+    /// open stream has a round in flight while it waits for work, and inline both parts would be
+    /// kilobytes of it, whatever the round does.
+    #[tokio::test]
+    async fn a_round_in_flight_is_small() {
+        let redis = TestRedis::start().await;
+        let stores = redis.stores().await;
+        let ctx = Arc::new(Ctx {
+            store: stores.queues.clone(),
+            queue: "q".into(),
+            worker: "w".into(),
+            limits: crate::config::Config::default().limits,
+        });
+        let acquire = std::mem::size_of_val(&ctx.store.acquire("q", "w", 1));
+        let round = std::mem::size_of_val(&round(ctx.clone(), Pending::default(), 1));
+        assert!(round * 4 < acquire, "a round is {round} B, the acquire it awaits {acquire} B");
+    }
 }

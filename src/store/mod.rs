@@ -401,7 +401,9 @@ impl Core {
         let breaker = &pair[path as usize];
         breaker.check()?;
         let _turn = if items > BULK_ITEMS { self.bulk.turn(&node).await } else { None };
-        let result = self.scripts.run(&self.redis, name, keys, args).await;
+        // Boxed: a script call's future is about 2 KB, and inline it would be carried (often
+        // more than once) by every future that awaits a script, however long that waits.
+        let result = Box::pin(self.scripts.run(&self.redis, name, keys, args)).await;
         breaker.record(&result);
         result
     }
@@ -664,5 +666,24 @@ impl Core {
         let counts: Vec<u64> = redis::from_redis_value(redis::Value::Array(self.redis.each(counts.collect()).await?))
             .map_err(redis::RedisError::from)?;
         Ok(queues.iter().zip(counts).filter(|(_, n)| *n > 0).map(|(q, _)| q.clone()).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{scripts::Args, Path};
+    use crate::testing::TestRedis;
+
+    /// A store call waiting on Redis holds its script call boxed: inline, every future that
+    /// awaits a script would carry its kilobytes (often more than once), for as long as it waits
+    /// (an idle Session's round, a parked Acquire).
+    #[tokio::test]
+    async fn a_store_call_holds_its_script_call_boxed() {
+        let redis = TestRedis::start().await;
+        let stores = redis.stores().await;
+        let core: &super::Core = &stores.queues;
+        let script = std::mem::size_of_val(&core.scripts.run(&core.redis, "x", &[], Args::default()));
+        let call = std::mem::size_of_val(&core.run_items(Path::Dispatch, "x", &[], Args::default(), 1));
+        assert!(call * 2 < script, "run_items is {call} B, the script call it awaits {script} B");
     }
 }
