@@ -235,6 +235,8 @@ async fn serve_in_runtime(config: Config) -> Result<(), Error> {
     telemetry::init_metrics(&config)?;
     let shutdown = CancellationToken::new();
     tokio::spawn(signal_shutdown(shutdown.clone()));
+    // After a burst of streams opening, the allocator's free memory back to the system.
+    tokio::spawn(baton::runtime::trim::run());
 
     // The embedded Redis outlives the server, so the server can shut down against it.
     let redis_stop = CancellationToken::new();

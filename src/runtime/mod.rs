@@ -5,6 +5,7 @@ pub mod embedded;
 pub mod leadership;
 pub(crate) mod monitor;
 pub(crate) mod sweep;
+pub mod trim;
 
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,7 @@
 //! tonic's INTERNAL, which Baton keeps for its own bugs. A body larger than the maximum message
 //! size is refused by tonic before it reaches the codec, with OUT_OF_RANGE.
 //!
-//! Its buffers start at 1 KiB instead of tonic's 8 KiB (they grow as a message needs): every
+//! Its buffers start at 256 bytes instead of tonic's 8 KiB (they grow as a message needs): every
 //! open stream holds one to decode and one to encode, and ten thousand idle Session streams
 //! would otherwise hold 160 MB of buffers for messages of a few dozen bytes.
 
@@ -19,9 +19,9 @@ use tonic_prost::{ProstCodec, ProstDecoder, ProstEncoder};
 
 use tonic_types::{ErrorDetails, StatusExt};
 
-/// Each call's encode and decode buffers: 1 KiB at first, tonic's yield threshold (32 KiB).
+/// Each call's encode and decode buffers: 256 bytes at first, tonic's yield threshold (32 KiB).
 fn buffers() -> BufferSettings {
-    BufferSettings::new(1024, 32 * 1024)
+    BufferSettings::new(256, 32 * 1024)
 }
 
 /// `tonic_prost::ProstCodec` with decode errors as INVALID_ARGUMENT and small first buffers
