@@ -110,7 +110,7 @@ pub(crate) async fn open(
             }
         });
     }
-    crate::runtime::trim::opened();
+    crate::rpc::opens::opened();
     tokio::spawn(async move {
         let _open = metrics::gauge!("baton_sessions_open");
         _open.increment(1.0);

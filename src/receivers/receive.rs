@@ -86,7 +86,7 @@ pub(crate) async fn open(
     let (tx, rx) = mpsc::channel(4);
     let shutdown = service.shutdown.clone();
     let grace = Duration::from_millis(service.config.orphan_cleanup.stream_grace_ms);
-    crate::runtime::trim::opened();
+    crate::rpc::opens::opened();
     tokio::spawn(async move {
         let _open = metrics::gauge!("baton_receive_streams_open");
         _open.increment(1.0);

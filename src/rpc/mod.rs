@@ -7,6 +7,7 @@
 pub(crate) mod admission;
 pub mod auth;
 pub(crate) mod latency;
+pub(crate) mod opens;
 pub(crate) mod scopes;
 pub(crate) mod validate;
 pub(crate) mod workers;
