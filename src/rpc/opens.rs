@@ -30,8 +30,10 @@ impl Opens {
         loop {
             self.notify.notified().await;
             while tokio::time::timeout(quiet, self.notify.notified()).await.is_ok() {}
-            if self.count.load(Ordering::Relaxed) >= burst {
-                self.count.store(0, Ordering::Relaxed);
+            let n = self.count.load(Ordering::Relaxed);
+            if n >= burst {
+                // Less what was counted, not to 0: an open meanwhile counts toward the next.
+                self.count.fetch_sub(n, Ordering::Relaxed);
                 trim();
             }
         }
