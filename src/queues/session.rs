@@ -101,8 +101,13 @@ pub(crate) async fn open(
     let (tx, rx) = mpsc::channel::<Outgoing>(4);
     let shutdown = service.shutdown.clone();
     let grace = Duration::from_millis(service.config.orphan_cleanup.stream_grace_ms);
-    if !grace.is_zero() {
-        // A worker reconnecting after a broken stream keeps what it held there (abandon below).
+    // A worker reconnecting after a broken stream keeps what it held there (abandon below): the
+    // new stream marks it seen. Opened with credit on a queue of one shard, its first round's
+    // acquire does that already (every acquire script records the worker alive, granted or
+    // not), so only a stream without credit, or on a sharded queue (whose acquire may not visit
+    // every shard), pays a script call of its own at open.
+    let first_round_marks = session.credit > 0 && session.store.shard_count(SourceKind::Queue, &session.queue) == 1;
+    if !grace.is_zero() && !first_round_marks {
         let (store, queue, worker) = (session.store.clone(), session.queue.clone(), session.worker.clone());
         tokio::spawn(async move {
             if let Err(e) = store.mark_seen(&queue, &worker).await {

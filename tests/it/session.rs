@@ -458,9 +458,20 @@ async fn a_broken_session_gives_its_leases_back_after_the_grace() {
 
 // A worker whose stream breaks but who reconnects (same worker id) within the grace keeps its
 // leases: the grace's take-back runs, finds the worker seen since, and leaves them; the new
-// stream's heartbeats extend every one.
+// stream's heartbeats extend every one. Opened without credit, the new stream marks the worker
+// seen by a script call of its own (heartbeatLeases, no lease); opened with credit, its first
+// acquire does, and no such call is made.
 #[tokio::test]
 async fn a_worker_that_reconnects_within_the_grace_keeps_its_leases() {
+    reconnect_within_the_grace(0).await;
+}
+
+#[tokio::test]
+async fn a_worker_that_reconnects_with_credit_is_marked_seen_by_its_first_acquire() {
+    reconnect_within_the_grace(1).await;
+}
+
+async fn reconnect_within_the_grace(credit: u32) {
     let mut env = Env::with_config(grace_only(300)).await;
     let mut conn = env.redis.conn().await;
     for (key, value) in [("slowlog-max-len", "100000"), ("slowlog-log-slower-than", "0")] {
@@ -470,20 +481,30 @@ async fn a_worker_that_reconnects_within_the_grace_keeps_its_leases() {
     let proxy = common::proxy::Proxy::start(env.baton.addr).await;
     let (s, leases) = session_through(&proxy, "w1", 2).await;
     proxy.cut().await;
-    let mut back = Session::open(&env, "w1", 0).await;
-    // Wait for the take-back to have run (and skipped both leases).
-    eventually(Duration::from_secs(30), "the broken stream's take-back ran", || {
+    let mut back = Session::open(&env, "w1", credit).await;
+    let calls_of = |name: &'static str| {
         let mut conn = conn.clone();
         async move {
             let log: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg(-1).query_async(&mut conn).await.unwrap();
-            log.iter().any(|entry| {
-                let redis::Value::Array(fields) = entry else { return false };
-                let args: Vec<String> = redis::from_redis_value(fields[3].clone()).unwrap_or_default();
-                args.len() > 1 && baton::store::scripts::script_name(&args[1]) == Some("reapLeases")
-            })
+            log.iter()
+                .filter(|entry| {
+                    let redis::Value::Array(fields) = entry else { return false };
+                    let args: Vec<String> = redis::from_redis_value(fields[3].clone()).unwrap_or_default();
+                    args.len() > 1 && baton::store::scripts::script_name(&args[1]) == Some(name)
+                })
+                .count()
         }
+    };
+    // Wait for the take-back to have run (and skipped both leases).
+    eventually(Duration::from_secs(30), "the broken stream's take-back ran", || {
+        let calls = calls_of("reapLeases");
+        async move { calls.await > 0 }
     })
     .await;
+    // The first stream opened with credit and sent no heartbeat: a heartbeatLeases call now is
+    // the new stream's mark.
+    let marks = calls_of("heartbeatLeases").await;
+    assert_eq!(marks, usize::from(credit == 0), "heartbeatLeases calls at the reconnect with credit {credit}");
     let heartbeats = leases
         .iter()
         .map(|l| pb::SessionLease { name: l.name.clone(), token: l.token, ..Default::default() })
