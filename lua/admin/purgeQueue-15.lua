@@ -49,6 +49,7 @@ local rcall = redis.call
 --@include addWaiting
 --@include trimDeadLetters
 --@include wakeBlocked
+--@include countsKeys
 --@include keyLeaseEnded
 --@include groupLimits
 

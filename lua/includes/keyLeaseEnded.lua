@@ -3,34 +3,37 @@
 -- ("held|<key>" in the limits hash, counted up by acquireKeyed), so it may be granted again. A
 -- count that reaches 0 is deleted (an absent count is 0), so a drained queue keeps no per-key
 -- counter and nothing has to sweep them; a count below 0 (left by a fleet of mixed versions) is
--- dropped too. The whole call costs one HMGET (the counts and "recount"), at most one HSET and
--- one HDEL, whatever the number of keys.
+-- dropped too. Only a queue that counts (countsKeys: a limit on keys' concurrency) keeps these
+-- counts: the whole call costs one HMGET of the queue's state, then, when it counts, one HMGET
+-- of the counts, at most one HSET and one HDEL, whatever the number of keys.
 -- While a recount runs ("recount" in the limits hash, recountKeys) the recount's own count
 -- "rc|<key>" follows: while it scans the leases ("s"), a lease it already counted ("rn|<name>")
 -- takes its count back, and one it has not reached yet is marked as seen (so it is never
 -- counted); once every lease was counted ("a"), every end is taken back. Only a recount pays
 -- these commands.
 local function keyLeasesEnded(limitsKey, ends)
-  local keys, fields = {}, { 'recount' }
-  for key in pairs(ends) do
-    keys[#keys + 1] = key
-    fields[#fields + 1] = 'held|' .. key
-  end
+  local keys = {}
+  for key in pairs(ends) do keys[#keys + 1] = key end
   if #keys == 0 then return end
-  local counts = rcall('HMGET', limitsKey, unpack(fields))
-  local set, del, s = {}, {}, 0
-  for j, key in ipairs(keys) do
-    local left = (tonumber(counts[j + 1] or '0') or 0) - #ends[key]
-    if left > 0 then
-      set[s + 1], set[s + 2] = fields[j + 1], string.format('%d', left)
-      s = s + 2
-    elseif counts[j + 1] then
-      del[#del + 1] = fields[j + 1]
+  local state = rcall('HMGET', limitsKey, 'recount', 'key_concurrency', 'key_limits')
+  if countsKeys(state[2], state[3]) then
+    local fields = {}
+    for j, key in ipairs(keys) do fields[j] = 'held|' .. key end
+    local counts = rcall('HMGET', limitsKey, unpack(fields))
+    local set, del, s = {}, {}, 0
+    for j, key in ipairs(keys) do
+      local left = (tonumber(counts[j] or '0') or 0) - #ends[key]
+      if left > 0 then
+        set[s + 1], set[s + 2] = fields[j], string.format('%d', left)
+        s = s + 2
+      elseif counts[j] then
+        del[#del + 1] = fields[j]
+      end
     end
+    if s > 0 then rcall('HSET', limitsKey, unpack(set)) end
+    if #del > 0 then rcall('HDEL', limitsKey, unpack(del)) end
   end
-  if s > 0 then rcall('HSET', limitsKey, unpack(set)) end
-  if #del > 0 then rcall('HDEL', limitsKey, unpack(del)) end
-  local recount = counts[1]
+  local recount = state[1]
   if not recount then return end
   local phase = string.sub(recount, 1, 1)
   if phase == 's' then

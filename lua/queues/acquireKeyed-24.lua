@@ -17,7 +17,8 @@
     later, plus one: a key's agents take one tag each in due order, so keys with due work take
     turns, one agent per key per round, and a key that was idle joins the current round;
   - grants read `order` from its head, in pages, at most 4 * max + 200 entries: an agent whose key is at `key_concurrency`
-    ("held|<key>" leases held) or out of tokens ("bucket|<key>" = "tokens|at", `key_rate` per
+    ("held|<key>" leases held, counted only while the queue limits keys' concurrency: countsKeys)
+    or out of tokens ("bucket|<key>" = "tokens|at", `key_rate` per
     second holding `key_burst`) is passed over, so it never blocks the keys behind it, and moves
     to the rounds after the call's last grant (keeping its order); "vtime" becomes the tag of the
     last grant;
@@ -105,6 +106,7 @@ local rcall = redis.call
 --@include int
 --@include defField
 --@include keyedOrder
+--@include countsKeys
 --@include leaseRecord
 --@include publish
 --@include memberKey
@@ -134,6 +136,8 @@ local keyLimit = tonumber(lim[8] or '')
 local keyRate, keyBurst = tonumber(lim[9] or '0'), tonumber(lim[10] or '0')
 -- Per-key overrides (SetKeyLimits: "key|<key>" records, "key_limits" while any exists).
 local overrides = lim[13] ~= false and lim[13] ~= nil and lim[13] ~= '0'
+-- Per-key lease counts only where a limit on keys' concurrency reads them (countsKeys).
+local counting = countsKeys(lim[8], lim[13])
 local limitOf, rateOf = {}, {} -- key -> its concurrency limit (false: none); { rate, burst }
 -- cmd key list..., in chunks (Lua's unpack takes at most ~8000 values).
 local function chunked(cmd, key, list)
@@ -238,11 +242,13 @@ while true do
     end
   end
   if #unread > 0 then
-    -- Leases held are counted whether or not key_concurrency is set, so a limit set later
-    -- starts from the truth.
-    local fields = {}
-    for j, key in ipairs(unread) do fields[j] = 'held|' .. key end
-    local counts = rcall('HMGET', limitsKey, unpack(fields))
+    -- Leases held, counted while a limit on keys' concurrency reads them (a limit set later
+    -- starts from a recount: countingChanged); a group's per-key counts, always.
+    local fields, counts = {}, {}
+    if counting or inGroup then
+      for j, key in ipairs(unread) do fields[j] = 'held|' .. key end
+    end
+    if counting then counts = rcall('HMGET', limitsKey, unpack(fields)) end
     if inGroup then
       local gcounts = rcall('HMGET', K.group, unpack(fields))
       for j, key in ipairs(unread) do groupHeld[key] = tonumber(gcounts[j] or '0') end
@@ -263,8 +269,11 @@ while true do
         rateOf[key] = { keyRate, keyBurst }
       end
     end
-    for j, key in ipairs(unread) do fields[j] = 'bucket|' .. key end
-    local recs = anyRate and rcall('HMGET', limitsKey, unpack(fields)) or {}
+    local recs = {}
+    if anyRate then
+      for j, key in ipairs(unread) do fields[j] = 'bucket|' .. key end
+      recs = rcall('HMGET', limitsKey, unpack(fields))
+    end
     for j, key in ipairs(unread) do
       held[key] = tonumber(counts[j] or '0')
       local kr = rateOf[key]
@@ -322,7 +331,7 @@ while true do
         if tag > vtime then vtime = tag end
         if key ~= '' then
           held[key] = held[key] + 1
-          perKey[key] = held[key]
+          if counting then perKey[key] = held[key] end
           if inGroup then
             groupHeld[key] = groupHeld[key] + 1
             groupPerKey[key] = true

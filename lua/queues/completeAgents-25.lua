@@ -108,6 +108,7 @@ local rcall = redis.call
 --@include finishLease
 --@include defField
 --@include wakeBlocked
+--@include countsKeys
 --@include keyLeaseEnded
 --@include groupLimits
 --@include recall

@@ -62,6 +62,7 @@ local rcall = redis.call
 --@include addWaiting
 --@include defField
 --@include wakeBlocked
+--@include countsKeys
 --@include keyLeaseEnded
 --@include groupLimits
 --@include cronNext

@@ -77,6 +77,7 @@ local rcall = redis.call
 --@include finished
 --@include finishLease
 --@include wakeBlocked
+--@include countsKeys
 --@include keyLeaseEnded
 --@include groupLimits
 --@include runSteps

@@ -21,6 +21,12 @@
   whose rc| existed throughout (a key with a lease has one), so it is met. Phase "c" stops the
   bookkeeping and deletes the rc| and rn| fields in a last pass; then "recount" is deleted.
 
+  Only a queue that counts (countsKeys: a limit on keys' concurrency) keeps held| counts. On a
+  queue that does not, a recount is a drop instead (phase "d"): one pass deletes every held|,
+  rc| and rn| field, then "recount" is deleted. setLimits and setKeyLimits start one when the
+  count stops (and when it starts while a drop or a last pass runs: at the end of its pass,
+  a drop of a queue that counts again starts a recount, "s0").
+
   Input:
     KEYS of QueueKeys
     KEYS[1] limits   HASH flow control: "recount", "held|<key>", "rc|<key>", "rn|<name>"
@@ -30,16 +36,48 @@
 
   Output -> RecountStep:
     { done (1 when the recount finished with this step, else 0), leases counted, keys
-      corrected (held|<key> changed), phase after this step ("s", "a", "c" or "") }
+      corrected (held|<key> changed or, by a drop, deleted), phase after this step ("s", "a",
+      "c", "d" or "") }
 ]]
 local rcall = redis.call
 --@include leaseRecord
+--@include countsKeys
 
 local limitsKey, leasesKey = K.limits, K.leases
 local count = A.count
-local state = rcall('HGET', limitsKey, 'recount') or 's0'
+local st = rcall('HMGET', limitsKey, 'recount', 'key_concurrency', 'key_limits')
+local counting = countsKeys(st[2], st[3])
+local state = st[1] or (counting and 's0' or 'd0')
+-- A recount's scan on a queue that no longer counts: what it counted is dropped instead.
+if not counting and (string.sub(state, 1, 1) == 's' or string.sub(state, 1, 1) == 'a') then state = 'd0' end
 local phase, cursor = string.sub(state, 1, 1), string.sub(state, 2)
 local counted, corrected = 0, 0
+
+if phase == 'd' then
+  local r = rcall('HSCAN', limitsKey, cursor, 'COUNT', count)
+  local entries, del = r[2], {}
+  for i = 1, #entries, 2 do
+    local f = entries[i]
+    local head = string.sub(f, 1, 3)
+    if head == 'rc|' or head == 'rn|' then
+      del[#del + 1] = f
+    elseif string.sub(f, 1, 5) == 'held|' then
+      del[#del + 1] = f
+      corrected = corrected + 1
+    end
+  end
+  if #del > 0 then rcall('HDEL', limitsKey, unpack(del)) end
+  if r[1] ~= '0' then
+    rcall('HSET', limitsKey, 'recount', 'd' .. r[1])
+    return { 0, 0, corrected, 'd' }
+  end
+  if counting then
+    rcall('HSET', limitsKey, 'recount', 's0')
+    return { 0, 0, corrected, 's' }
+  end
+  rcall('HDEL', limitsKey, 'recount')
+  return { 1, 0, corrected, '' }
+end
 
 if phase == 's' then
   local r = rcall('HSCAN', leasesKey, cursor, 'COUNT', count)

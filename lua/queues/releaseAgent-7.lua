@@ -37,6 +37,7 @@ local rcall = redis.call
 --@include leaseRecord
 --@include addWaiting
 --@include wakeBlocked
+--@include countsKeys
 --@include keyLeaseEnded
 --@include groupLimits
 

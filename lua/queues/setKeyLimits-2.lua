@@ -17,14 +17,21 @@
     ARGV[3] channel (str)   where to announce: "P|S <wake-up channel>" or ""
     ARGV[4] queue (str)     queue name, published on channel
 
-  Output -> Int: 1 if the key had a record before, else 0
+  Output -> Pair:
+    { 1 if the key had a record before, else 0; 1 when a recount of the keys' lease counts (or
+      a drop of them) is under way, which the caller steps to its end (recountKeys), else 0 }
+    The first record where no limit counted keys' leases starts a recount; the last one
+    removed where key_concurrency does not count them, a drop (countsKeys, countingChanged).
 ]]
 local rcall = redis.call
 --@include publish
+--@include countsKeys
+--@include countingChanged
 
 local limitsKey, indexKey = K.limits, K.keylimits
 local key, record, channel, queue = A.key, A.record, A.channel, A.queue
 local had = rcall('HEXISTS', limitsKey, 'key|' .. key)
+local before = rcall('HMGET', limitsKey, 'key_concurrency', 'key_limits')
 if record == '' then
   rcall('HDEL', limitsKey, 'key|' .. key)
   rcall('ZREM', indexKey, key)
@@ -43,4 +50,4 @@ else
 end
 rcall('HDEL', limitsKey, 'blocked')
 publish(channel, queue)
-return had
+return { had, countingChanged(limitsKey, countsKeys(before[1], before[2]), countsKeys(before[1], n)) }

@@ -24,12 +24,18 @@
                                   for none: its next grants count there (leases held keep the
                                   group they were granted under: groupLimits)
 
-  Output -> Int: 1
+  Output -> Int: 1 when a recount of the keys' lease counts (or a drop of them) is under way,
+    which the caller steps to its end (recountKeys), else 0. A key_concurrency set where no
+    limit counted keys' leases starts a recount; removed where nothing else counts them, a drop
+    of the counts (countsKeys, countingChanged).
 ]]
 local rcall = redis.call
 --@include publish
+--@include countsKeys
+--@include countingChanged
 
 local limitsKey = K.limits
+local before = rcall('HMGET', limitsKey, 'key_concurrency', 'key_limits')
 local concurrency, rate, burst, channel, queue = A.concurrency, A.rate, A.burst, A.channel, A.queue
 if concurrency == '' then
   rcall('HDEL', limitsKey, 'concurrency')
@@ -65,4 +71,4 @@ else
 end
 rcall('HDEL', limitsKey, 'blocked')
 publish(channel, queue)
-return 1
+return countingChanged(limitsKey, countsKeys(before[1], before[2]), countsKeys(A.keyConcurrency, before[2]))

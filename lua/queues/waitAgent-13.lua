@@ -63,6 +63,7 @@ local rcall = redis.call
 --@include leaseRecord
 --@include addWaiting
 --@include wakeBlocked
+--@include countsKeys
 --@include keyLeaseEnded
 --@include recall
 --@include remember

@@ -77,9 +77,6 @@ fn source(field: &str, s: Option<&pb::Source>) -> Result<(SourceKind, String)> {
     Ok((kind, s.name.clone()))
 }
 
-/// Entries each step of a recount reads (HSCAN COUNT): one script call's work.
-const RECOUNT_STEP: u32 = 200;
-
 /// Most a limit can say (concurrency, burst, grants per second).
 const MAX_LIMIT: u32 = 1_000_000;
 
@@ -663,7 +660,7 @@ impl AdminService for AdminServiceImpl {
             let req = request.into_inner();
             validate::name("queue", &req.queue)?;
             must_exist(&self.store, SourceKind::Queue, &req.queue).await?;
-            let r = self.store.queues.recount_keys(&req.queue, RECOUNT_STEP).await?;
+            let r = self.store.queues.recount_keys(&req.queue, crate::queues::limits::RECOUNT_STEP).await?;
             tracing::info!(
                 target: "baton::audit",
                 identity = auth::who(&caller),

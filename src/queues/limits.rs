@@ -11,6 +11,7 @@ use crate::store::Path;
 use crate::store::keys::ChannelKind;
 
 use crate::error::{Error, Result};
+use crate::store::scripts::Pair;
 
 /// A token bucket: `per_second` grants on average, at most `burst` at once.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -110,8 +111,13 @@ impl Queues {
             aging_ms: &limits.priority_aging_ms.map(|ms| ms.to_string()).unwrap_or_default(),
             group,
         };
-        self.call(Path::WriteBack, call).await?;
+        let recount = self.call(Path::WriteBack, call).await?.0 == 1;
         self.learn_group(queue, group);
+        if recount {
+            // key_concurrency started or stopped the keys' lease counts: the recount (or drop)
+            // it started ends before the call answers, so the limit binds on true counts.
+            self.recount_keys(queue, RECOUNT_STEP).await?;
+        }
         Ok(())
     }
 
@@ -339,6 +345,9 @@ pub struct KeyLimitsEntry {
     pub held: u64,
 }
 
+/// Entries each step of a recount reads (HSCAN COUNT): one script call's work.
+pub(crate) const RECOUNT_STEP: u32 = 200;
+
 /// What a recount of a queue's per-key lease counts found.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Recount {
@@ -364,7 +373,12 @@ impl Queues {
         let channel = self.keys.announce(ChannelKind::Queue, queue);
         let call =
             super::store::calls::SetKeyLimits { keys: &k, key, record: &limits.record(), channel: &channel, queue };
-        Ok(self.call(Path::WriteBack, call).await?.0 == 1)
+        let Pair(had, recount) = self.call(Path::WriteBack, call).await?;
+        if recount == 1 {
+            // The first record started the keys' lease counts, or the last one stopped them.
+            self.recount_keys(queue, RECOUNT_STEP).await?;
+        }
+        Ok(had == 1)
     }
 
     /// The weight, overrides and held count of the given keys (a key without a record has the

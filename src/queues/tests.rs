@@ -130,6 +130,9 @@ async fn recount_is_right_while_leases_come_and_go() {
     let mut conn = redis.conn().await;
     let _: () =
         redis::cmd("CONFIG").arg("SET").arg("hash-max-listpack-entries").arg(16).query_async(&mut conn).await.unwrap();
+    // A key_concurrency that never binds: the queue counts its keys' leases.
+    let counted = crate::queues::limits::QueueLimits { key_concurrency: Some(1000), ..Default::default() };
+    store.set_limits(Q, &counted).await.unwrap();
     for key in ["a", "b", "c"] {
         let defs: Vec<AgentDef> = (0..200)
             .map(|i| AgentDef {

@@ -298,12 +298,20 @@ async fn truth_and_counts(env: &Env, held: &[pb::Lease]) -> (BTreeMap<String, i6
     (truth, counts)
 }
 
-// Leases held by three keys; held|a raised, held|b deleted, held|ghost invented: RecountKeys
-// puts every count back to what the lease records say.
+/// Sets the queue's key_concurrency (None: removes it), so its keys' leases are counted or not.
+async fn set_key_concurrency(a: &mut AdminServiceClient<Channel>, c: Option<u32>) {
+    let limits = pb::QueueLimits { key_concurrency: c.unwrap_or(0), ..Default::default() };
+    a.set_limits(pb::SetLimitsRequest { queue: Q.into(), limits: Some(limits), create: false }).await.unwrap();
+}
+
+// Leases held by three keys (a key_concurrency that never binds, so the queue counts them);
+// held|a raised, held|b deleted, held|ghost invented: RecountKeys puts every count back to what
+// the lease records say.
 #[tokio::test]
 async fn recount_corrects_a_corrupted_count() {
     let mut env = Env::start().await;
     create_queue(&mut env).await;
+    set_key_concurrency(&mut admin(&env).await, Some(100)).await;
     for (key, n) in [("a", 3), ("b", 2), ("c", 1)] {
         register_key(&mut env, key, n).await;
     }
@@ -324,4 +332,79 @@ async fn recount_corrects_a_corrupted_count() {
     // A second recount finds nothing to correct.
     let r = a.recount_keys(pb::RecountKeysRequest { queue: Q.into() }).await.unwrap().into_inner();
     assert_eq!((r.leases, r.corrected), (6, 0));
+}
+
+/// The per-key fields of the queue's limits hash: counts, and a recount's state.
+async fn per_key_fields(env: &Env) -> Vec<String> {
+    let fields: Vec<String> = redis::cmd("HKEYS").arg(LIMITS).query_async(&mut env.redis.conn().await).await.unwrap();
+    fields
+        .into_iter()
+        .filter(|f| f.starts_with("held|") || f.starts_with("rc|") || f.starts_with("rn|") || f == "recount")
+        .collect()
+}
+
+// A keyed queue without a limit on keys' concurrency (keys for fair queuing only) counts no
+// key's leases: no per-key field is written at the grant, none read at the end.
+#[tokio::test]
+async fn keys_without_a_concurrency_limit_are_not_counted() {
+    let mut env = Env::start().await;
+    create_queue(&mut env).await;
+    for (key, n) in [("a", 3), ("b", 2)] {
+        register_key(&mut env, key, n).await;
+    }
+    let held = acquire(&mut env.client, Q, "w", 10).await;
+    assert_eq!(held.len(), 5);
+    assert_eq!(per_key_fields(&env).await, Vec::<String>::new(), "counts written while leases are held");
+    for l in &held {
+        env.client.complete(complete_req(l, pb::Outcome::Success)).await.unwrap();
+    }
+    assert_eq!(per_key_fields(&env).await, Vec::<String>::new());
+}
+
+// Leases held while nothing counted them; then key_concurrency 2 is set. SetLimits answers once
+// the counts are true (its recount), so the limit binds on the leases already held: key a holds
+// 3 and gets nothing more until two of them end. Removed, the counts are dropped.
+#[tokio::test]
+async fn a_key_limit_set_while_leases_are_held_counts_them_first() {
+    let mut env = Env::start().await;
+    create_queue(&mut env).await;
+    let mut a = admin(&env).await;
+    for (key, n) in [("a", 3), ("b", 1)] {
+        register_key(&mut env, key, n).await;
+    }
+    let held = acquire(&mut env.client, Q, "w", 10).await;
+    assert_eq!(held.len(), 4);
+    assert_eq!(per_key_fields(&env).await, Vec::<String>::new());
+
+    set_key_concurrency(&mut a, Some(2)).await;
+    assert_eq!((get_key(&mut a, "a").await.held, get_key(&mut a, "b").await.held), (3, 1));
+    assert_eq!(per_key_fields(&env).await, vec!["held|a".to_string(), "held|b".to_string()], "no recount state left");
+    register(&mut env.client, Q, vec![keyed("a-more", "a")]).await;
+    assert_eq!(acquire(&mut env.client, Q, "w", 10).await.len(), 0, "a holds 3 against a limit of 2");
+    let of_a: Vec<_> = held.iter().filter(|l| key_of(l) == "a").collect();
+    for l in &of_a[..2] {
+        env.client.complete(complete_req(l, pb::Outcome::Success)).await.unwrap();
+    }
+    let more = acquire(&mut env.client, Q, "w", 10).await;
+    assert_eq!(more.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), vec!["a-more"]);
+    assert_eq!(get_key(&mut a, "a").await.held, 2);
+
+    set_key_concurrency(&mut a, None).await;
+    assert_eq!(per_key_fields(&env).await, Vec::<String>::new(), "counts left once nothing limits keys");
+}
+
+// A key's own record counts too: the first SetKeyLimits recounts the leases held, and removing
+// the last record (no key_concurrency) drops the counts.
+#[tokio::test]
+async fn a_key_record_counts_the_keys_leases() {
+    let mut env = Env::start().await;
+    create_queue(&mut env).await;
+    let mut a = admin(&env).await;
+    register_key(&mut env, "a", 2).await;
+    let held = acquire(&mut env.client, Q, "w", 10).await;
+    assert_eq!(held.len(), 2);
+    set_key(&mut a, "b", limits(2, None, None)).await;
+    assert_eq!(get_key(&mut a, "a").await.held, 2);
+    set_key(&mut a, "b", None).await;
+    assert_eq!(per_key_fields(&env).await, Vec::<String>::new());
 }

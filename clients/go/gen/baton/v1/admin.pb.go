@@ -1870,7 +1870,9 @@ type KeyLimitsEntry struct {
 	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
 	// limits of the key; the defaults (weight 1, no overrides) when it has none.
 	Limits *KeyLimits `protobuf:"bytes,2,opt,name=limits,proto3" json:"limits,omitempty"`
-	// held: leases the key's agents hold now.
+	// held: leases the key's agents hold now, while the queue limits keys' concurrency
+	// (QueueLimits.key_concurrency, or any key's own record); 0 on a queue that does not, which
+	// counts no key's leases.
 	Held          uint64 `protobuf:"varint,3,opt,name=held,proto3" json:"held,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

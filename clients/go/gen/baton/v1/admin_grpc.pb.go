@@ -74,6 +74,10 @@ type AdminServiceClient interface {
 	// A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
 	// `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
 	// (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
+	// Only a limit on keys' concurrency (key_concurrency, or a key's own, SetKeyLimits) counts the
+	// leases each key holds: a key_concurrency set where nothing counted them recounts the leases
+	// held (as RecountKeys) before the call answers, so it binds on what is held already; removed
+	// where nothing else counts them, the counts are dropped.
 	SetLimits(ctx context.Context, in *SetLimitsRequest, opts ...grpc.CallOption) (*SetLimitsResponse, error)
 	// SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
 	// fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
@@ -82,10 +86,13 @@ type AdminServiceClient interface {
 	// turn). Absent (or default) limits remove the key's record: the key takes the queue's
 	// defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
 	// (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
-	// field, and nothing changes.
+	// field, and nothing changes. A queue with any key's record counts the leases each key holds
+	// (see SetLimits): the first record recounts them before the call answers, and the last one
+	// removed (without key_concurrency) drops the counts.
 	SetKeyLimits(ctx context.Context, in *SetKeyLimitsRequest, opts ...grpc.CallOption) (*SetKeyLimitsResponse, error)
 	// GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
-	// leases it holds now.
+	// leases it holds now (counted only while the queue limits keys' concurrency: see
+	// KeyLimitsEntry.held).
 	GetKeyLimits(ctx context.Context, in *GetKeyLimitsRequest, opts ...grpc.CallOption) (*GetKeyLimitsResponse, error)
 	// ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
 	// order (byte order).
@@ -112,7 +119,8 @@ type AdminServiceClient interface {
 	// an older version ended leases, or after a hand edit of Redis). It works in bounded steps
 	// while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
 	// left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
-	// queue.
+	// queue. On a queue that counts no key's leases (no key_concurrency, no key's record) it
+	// drops any count left (corrected: the counts dropped).
 	RecountKeys(ctx context.Context, in *RecountKeysRequest, opts ...grpc.CallOption) (*RecountKeysResponse, error)
 	// Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
 	// (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep
@@ -325,6 +333,10 @@ type AdminServiceServer interface {
 	// A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
 	// `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
 	// (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
+	// Only a limit on keys' concurrency (key_concurrency, or a key's own, SetKeyLimits) counts the
+	// leases each key holds: a key_concurrency set where nothing counted them recounts the leases
+	// held (as RecountKeys) before the call answers, so it binds on what is held already; removed
+	// where nothing else counts them, the counts are dropped.
 	SetLimits(context.Context, *SetLimitsRequest) (*SetLimitsResponse, error)
 	// SetKeyLimits replaces one key's weight and overrides in a queue (Agent.key): its share of the
 	// fair queuing across keys, and its own key_concurrency and key_rate in place of the queue's.
@@ -333,10 +345,13 @@ type AdminServiceServer interface {
 	// turn). Absent (or default) limits remove the key's record: the key takes the queue's
 	// defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
 	// (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
-	// field, and nothing changes.
+	// field, and nothing changes. A queue with any key's record counts the leases each key holds
+	// (see SetLimits): the first record recounts them before the call answers, and the last one
+	// removed (without key_concurrency) drops the counts.
 	SetKeyLimits(context.Context, *SetKeyLimitsRequest) (*SetKeyLimitsResponse, error)
 	// GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
-	// leases it holds now.
+	// leases it holds now (counted only while the queue limits keys' concurrency: see
+	// KeyLimitsEntry.held).
 	GetKeyLimits(context.Context, *GetKeyLimitsRequest) (*GetKeyLimitsResponse, error)
 	// ListKeyLimits pages through the keys of a queue that have a weight or overrides, in key
 	// order (byte order).
@@ -363,7 +378,8 @@ type AdminServiceServer interface {
 	// an older version ended leases, or after a hand edit of Redis). It works in bounded steps
 	// while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
 	// left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
-	// queue.
+	// queue. On a queue that counts no key's leases (no key_concurrency, no key's record) it
+	// drops any count left (corrected: the counts dropped).
 	RecountKeys(context.Context, *RecountKeysRequest) (*RecountKeysResponse, error)
 	// Pause stops handing out a queue's agents, a pool's resources or a receiver's messages
 	// (every shard of a sharded one): Acquire and sessions grant nothing and long polls keep

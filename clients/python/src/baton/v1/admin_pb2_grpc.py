@@ -175,6 +175,10 @@ class AdminServiceServicer:
         A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
         `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
         (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
+        Only a limit on keys' concurrency (key_concurrency, or a key's own, SetKeyLimits) counts the
+        leases each key holds: a key_concurrency set where nothing counted them recounts the leases
+        held (as RecountKeys) before the call answers, so it binds on what is held already; removed
+        where nothing else counts them, the counts are dropped.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -188,7 +192,9 @@ class AdminServiceServicer:
         turn). Absent (or default) limits remove the key's record: the key takes the queue's
         defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
         (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
-        field, and nothing changes.
+        field, and nothing changes. A queue with any key's record counts the leases each key holds
+        (see SetLimits): the first record recounts them before the call answers, and the last one
+        removed (without key_concurrency) drops the counts.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -196,7 +202,8 @@ class AdminServiceServicer:
 
     def GetKeyLimits(self, request, context):
         """GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
-        leases it holds now.
+        leases it holds now (counted only while the queue limits keys' concurrency: see
+        KeyLimitsEntry.held).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -248,7 +255,8 @@ class AdminServiceServicer:
         an older version ended leases, or after a hand edit of Redis). It works in bounded steps
         while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
         left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
-        queue.
+        queue. On a queue that counts no key's leases (no key_concurrency, no key's record) it
+        drops any count left (corrected: the counts dropped).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

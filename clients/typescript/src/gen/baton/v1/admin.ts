@@ -512,7 +512,11 @@ export interface KeyLimitsEntry {
   limits:
     | KeyLimits
     | undefined;
-  /** held: leases the key's agents hold now. */
+  /**
+   * held: leases the key's agents hold now, while the queue limits keys' concurrency
+   * (QueueLimits.key_concurrency, or any key's own record); 0 on a queue that does not, which
+   * counts no key's leases.
+   */
   held: bigint;
 }
 
@@ -4799,6 +4803,10 @@ export const AdminServiceService = {
    * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
    * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
    * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
+   * Only a limit on keys' concurrency (key_concurrency, or a key's own, SetKeyLimits) counts the
+   * leases each key holds: a key_concurrency set where nothing counted them recounts the leases
+   * held (as RecountKeys) before the call answers, so it binds on what is held already; removed
+   * where nothing else counts them, the counts are dropped.
    */
   setLimits: {
     path: "/baton.v1.AdminService/SetLimits" as const,
@@ -4817,7 +4825,9 @@ export const AdminServiceService = {
    * turn). Absent (or default) limits remove the key's record: the key takes the queue's
    * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
    * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
-   * field, and nothing changes.
+   * field, and nothing changes. A queue with any key's record counts the leases each key holds
+   * (see SetLimits): the first record recounts them before the call answers, and the last one
+   * removed (without key_concurrency) drops the counts.
    */
   setKeyLimits: {
     path: "/baton.v1.AdminService/SetKeyLimits" as const,
@@ -4831,7 +4841,8 @@ export const AdminServiceService = {
   },
   /**
    * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
-   * leases it holds now.
+   * leases it holds now (counted only while the queue limits keys' concurrency: see
+   * KeyLimitsEntry.held).
    */
   getKeyLimits: {
     path: "/baton.v1.AdminService/GetKeyLimits" as const,
@@ -4914,7 +4925,8 @@ export const AdminServiceService = {
    * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
    * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
    * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
-   * queue.
+   * queue. On a queue that counts no key's leases (no key_concurrency, no key's record) it
+   * drops any count left (corrected: the counts dropped).
    */
   recountKeys: {
     path: "/baton.v1.AdminService/RecountKeys" as const,
@@ -5003,6 +5015,10 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
    * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
    * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
+   * Only a limit on keys' concurrency (key_concurrency, or a key's own, SetKeyLimits) counts the
+   * leases each key holds: a key_concurrency set where nothing counted them recounts the leases
+   * held (as RecountKeys) before the call answers, so it binds on what is held already; removed
+   * where nothing else counts them, the counts are dropped.
    */
   setLimits: handleUnaryCall<SetLimitsRequest, SetLimitsResponse>;
   /**
@@ -5013,12 +5029,15 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    * turn). Absent (or default) limits remove the key's record: the key takes the queue's
    * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
    * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
-   * field, and nothing changes.
+   * field, and nothing changes. A queue with any key's record counts the leases each key holds
+   * (see SetLimits): the first record recounts them before the call answers, and the last one
+   * removed (without key_concurrency) drops the counts.
    */
   setKeyLimits: handleUnaryCall<SetKeyLimitsRequest, SetKeyLimitsResponse>;
   /**
    * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
-   * leases it holds now.
+   * leases it holds now (counted only while the queue limits keys' concurrency: see
+   * KeyLimitsEntry.held).
    */
   getKeyLimits: handleUnaryCall<GetKeyLimitsRequest, GetKeyLimitsResponse>;
   /**
@@ -5053,7 +5072,8 @@ export interface AdminServiceServer extends UntypedServiceImplementation {
    * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
    * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
    * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
-   * queue.
+   * queue. On a queue that counts no key's leases (no key_concurrency, no key's record) it
+   * drops any count left (corrected: the counts dropped).
    */
   recountKeys: handleUnaryCall<RecountKeysRequest, RecountKeysResponse>;
   /**
@@ -5188,6 +5208,10 @@ export interface AdminServiceClient extends Client {
    * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
    * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
    * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
+   * Only a limit on keys' concurrency (key_concurrency, or a key's own, SetKeyLimits) counts the
+   * leases each key holds: a key_concurrency set where nothing counted them recounts the leases
+   * held (as RecountKeys) before the call answers, so it binds on what is held already; removed
+   * where nothing else counts them, the counts are dropped.
    */
   setLimits(
     request: SetLimitsRequest,
@@ -5212,7 +5236,9 @@ export interface AdminServiceClient extends Client {
    * turn). Absent (or default) limits remove the key's record: the key takes the queue's
    * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
    * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
-   * field, and nothing changes.
+   * field, and nothing changes. A queue with any key's record counts the leases each key holds
+   * (see SetLimits): the first record recounts them before the call answers, and the last one
+   * removed (without key_concurrency) drops the counts.
    */
   setKeyLimits(
     request: SetKeyLimitsRequest,
@@ -5231,7 +5257,8 @@ export interface AdminServiceClient extends Client {
   ): ClientUnaryCall;
   /**
    * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
-   * leases it holds now.
+   * leases it holds now (counted only while the queue limits keys' concurrency: see
+   * KeyLimitsEntry.held).
    */
   getKeyLimits(
     request: GetKeyLimitsRequest,
@@ -5336,7 +5363,8 @@ export interface AdminServiceClient extends Client {
    * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
    * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
    * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
-   * queue.
+   * queue. On a queue that counts no key's leases (no key_concurrency, no key's record) it
+   * drops any count left (corrected: the counts dropped).
    */
   recountKeys(
     request: RecountKeysRequest,

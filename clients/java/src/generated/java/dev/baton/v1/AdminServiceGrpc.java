@@ -621,6 +621,10 @@ public final class AdminServiceGrpc {
      * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
      * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
      * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
+     * Only a limit on keys' concurrency (key_concurrency, or a key's own, SetKeyLimits) counts the
+     * leases each key holds: a key_concurrency set where nothing counted them recounts the leases
+     * held (as RecountKeys) before the call answers, so it binds on what is held already; removed
+     * where nothing else counts them, the counts are dropped.
      * </pre>
      */
     default void setLimits(dev.baton.v1.SetLimitsRequest request,
@@ -637,7 +641,9 @@ public final class AdminServiceGrpc {
      * turn). Absent (or default) limits remove the key's record: the key takes the queue's
      * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
      * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
-     * field, and nothing changes.
+     * field, and nothing changes. A queue with any key's record counts the leases each key holds
+     * (see SetLimits): the first record recounts them before the call answers, and the last one
+     * removed (without key_concurrency) drops the counts.
      * </pre>
      */
     default void setKeyLimits(dev.baton.v1.SetKeyLimitsRequest request,
@@ -648,7 +654,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
-     * leases it holds now.
+     * leases it holds now (counted only while the queue limits keys' concurrency: see
+     * KeyLimitsEntry.held).
      * </pre>
      */
     default void getKeyLimits(dev.baton.v1.GetKeyLimitsRequest request,
@@ -715,7 +722,8 @@ public final class AdminServiceGrpc {
      * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
      * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
      * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
-     * queue.
+     * queue. On a queue that counts no key's leases (no key_concurrency, no key's record) it
+     * drops any count left (corrected: the counts dropped).
      * </pre>
      */
     default void recountKeys(dev.baton.v1.RecountKeysRequest request,
@@ -866,6 +874,10 @@ public final class AdminServiceGrpc {
      * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
      * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
      * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
+     * Only a limit on keys' concurrency (key_concurrency, or a key's own, SetKeyLimits) counts the
+     * leases each key holds: a key_concurrency set where nothing counted them recounts the leases
+     * held (as RecountKeys) before the call answers, so it binds on what is held already; removed
+     * where nothing else counts them, the counts are dropped.
      * </pre>
      */
     public void setLimits(dev.baton.v1.SetLimitsRequest request,
@@ -883,7 +895,9 @@ public final class AdminServiceGrpc {
      * turn). Absent (or default) limits remove the key's record: the key takes the queue's
      * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
      * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
-     * field, and nothing changes.
+     * field, and nothing changes. A queue with any key's record counts the leases each key holds
+     * (see SetLimits): the first record recounts them before the call answers, and the last one
+     * removed (without key_concurrency) drops the counts.
      * </pre>
      */
     public void setKeyLimits(dev.baton.v1.SetKeyLimitsRequest request,
@@ -895,7 +909,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
-     * leases it holds now.
+     * leases it holds now (counted only while the queue limits keys' concurrency: see
+     * KeyLimitsEntry.held).
      * </pre>
      */
     public void getKeyLimits(dev.baton.v1.GetKeyLimitsRequest request,
@@ -967,7 +982,8 @@ public final class AdminServiceGrpc {
      * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
      * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
      * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
-     * queue.
+     * queue. On a queue that counts no key's leases (no key_concurrency, no key's record) it
+     * drops any count left (corrected: the counts dropped).
      * </pre>
      */
     public void recountKeys(dev.baton.v1.RecountKeysRequest request,
@@ -1101,6 +1117,10 @@ public final class AdminServiceGrpc {
      * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
      * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
      * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
+     * Only a limit on keys' concurrency (key_concurrency, or a key's own, SetKeyLimits) counts the
+     * leases each key holds: a key_concurrency set where nothing counted them recounts the leases
+     * held (as RecountKeys) before the call answers, so it binds on what is held already; removed
+     * where nothing else counts them, the counts are dropped.
      * </pre>
      */
     public dev.baton.v1.SetLimitsResponse setLimits(dev.baton.v1.SetLimitsRequest request) throws io.grpc.StatusException {
@@ -1117,7 +1137,9 @@ public final class AdminServiceGrpc {
      * turn). Absent (or default) limits remove the key's record: the key takes the queue's
      * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
      * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
-     * field, and nothing changes.
+     * field, and nothing changes. A queue with any key's record counts the leases each key holds
+     * (see SetLimits): the first record recounts them before the call answers, and the last one
+     * removed (without key_concurrency) drops the counts.
      * </pre>
      */
     public dev.baton.v1.SetKeyLimitsResponse setKeyLimits(dev.baton.v1.SetKeyLimitsRequest request) throws io.grpc.StatusException {
@@ -1128,7 +1150,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
-     * leases it holds now.
+     * leases it holds now (counted only while the queue limits keys' concurrency: see
+     * KeyLimitsEntry.held).
      * </pre>
      */
     public dev.baton.v1.GetKeyLimitsResponse getKeyLimits(dev.baton.v1.GetKeyLimitsRequest request) throws io.grpc.StatusException {
@@ -1195,7 +1218,8 @@ public final class AdminServiceGrpc {
      * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
      * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
      * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
-     * queue.
+     * queue. On a queue that counts no key's leases (no key_concurrency, no key's record) it
+     * drops any count left (corrected: the counts dropped).
      * </pre>
      */
     public dev.baton.v1.RecountKeysResponse recountKeys(dev.baton.v1.RecountKeysRequest request) throws io.grpc.StatusException {
@@ -1326,6 +1350,10 @@ public final class AdminServiceGrpc {
      * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
      * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
      * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
+     * Only a limit on keys' concurrency (key_concurrency, or a key's own, SetKeyLimits) counts the
+     * leases each key holds: a key_concurrency set where nothing counted them recounts the leases
+     * held (as RecountKeys) before the call answers, so it binds on what is held already; removed
+     * where nothing else counts them, the counts are dropped.
      * </pre>
      */
     public dev.baton.v1.SetLimitsResponse setLimits(dev.baton.v1.SetLimitsRequest request) {
@@ -1342,7 +1370,9 @@ public final class AdminServiceGrpc {
      * turn). Absent (or default) limits remove the key's record: the key takes the queue's
      * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
      * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
-     * field, and nothing changes.
+     * field, and nothing changes. A queue with any key's record counts the leases each key holds
+     * (see SetLimits): the first record recounts them before the call answers, and the last one
+     * removed (without key_concurrency) drops the counts.
      * </pre>
      */
     public dev.baton.v1.SetKeyLimitsResponse setKeyLimits(dev.baton.v1.SetKeyLimitsRequest request) {
@@ -1353,7 +1383,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
-     * leases it holds now.
+     * leases it holds now (counted only while the queue limits keys' concurrency: see
+     * KeyLimitsEntry.held).
      * </pre>
      */
     public dev.baton.v1.GetKeyLimitsResponse getKeyLimits(dev.baton.v1.GetKeyLimitsRequest request) {
@@ -1420,7 +1451,8 @@ public final class AdminServiceGrpc {
      * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
      * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
      * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
-     * queue.
+     * queue. On a queue that counts no key's leases (no key_concurrency, no key's record) it
+     * drops any count left (corrected: the counts dropped).
      * </pre>
      */
     public dev.baton.v1.RecountKeysResponse recountKeys(dev.baton.v1.RecountKeysRequest request) {
@@ -1556,6 +1588,10 @@ public final class AdminServiceGrpc {
      * A queue nothing was ever registered in is NOT_FOUND (a typo changes nothing), unless
      * `create` declares it: see SetLimitsRequest.create. A queue joins a shared concurrency group
      * (SetGroupLimits) with `limits.group`; on a Redis Cluster that is FAILED_PRECONDITION.
+     * Only a limit on keys' concurrency (key_concurrency, or a key's own, SetKeyLimits) counts the
+     * leases each key holds: a key_concurrency set where nothing counted them recounts the leases
+     * held (as RecountKeys) before the call answers, so it binds on what is held already; removed
+     * where nothing else counts them, the counts are dropped.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.SetLimitsResponse> setLimits(
@@ -1573,7 +1609,9 @@ public final class AdminServiceGrpc {
      * turn). Absent (or default) limits remove the key's record: the key takes the queue's
      * defaults again. Any key may be named, with agents or none yet. A sharded queue refuses it
      * (FAILED_PRECONDITION, reason UNSUPPORTED). Invalid fields: INVALID_ARGUMENT naming the
-     * field, and nothing changes.
+     * field, and nothing changes. A queue with any key's record counts the leases each key holds
+     * (see SetLimits): the first record recounts them before the call answers, and the last one
+     * removed (without key_concurrency) drops the counts.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.SetKeyLimitsResponse> setKeyLimits(
@@ -1585,7 +1623,8 @@ public final class AdminServiceGrpc {
     /**
      * <pre>
      * GetKeyLimits reads one key's weight and overrides (the defaults when it has none) and the
-     * leases it holds now.
+     * leases it holds now (counted only while the queue limits keys' concurrency: see
+     * KeyLimitsEntry.held).
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.GetKeyLimitsResponse> getKeyLimits(
@@ -1657,7 +1696,8 @@ public final class AdminServiceGrpc {
      * an older version ended leases, or after a hand edit of Redis). It works in bounded steps
      * while Acquires and Completes go on, and is right with them (see ARCHITECTURE.md); a recount
      * left unfinished (the call cancelled) is resumed by the next one. Every shard of a sharded
-     * queue.
+     * queue. On a queue that counts no key's leases (no key_concurrency, no key's record) it
+     * drops any count left (corrected: the counts dropped).
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<dev.baton.v1.RecountKeysResponse> recountKeys(

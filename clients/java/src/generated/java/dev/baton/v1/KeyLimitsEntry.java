@@ -143,7 +143,9 @@ private static final long serialVersionUID = 0L;
   private long held_ = 0L;
   /**
    * <pre>
-   * held: leases the key's agents hold now.
+   * held: leases the key's agents hold now, while the queue limits keys' concurrency
+   * (QueueLimits.key_concurrency, or any key's own record); 0 on a queue that does not, which
+   * counts no key's leases.
    * </pre>
    *
    * <code>uint64 held = 3 [json_name = "held"];</code>
@@ -777,7 +779,9 @@ private static final long serialVersionUID = 0L;
     private long held_ ;
     /**
      * <pre>
-     * held: leases the key's agents hold now.
+     * held: leases the key's agents hold now, while the queue limits keys' concurrency
+     * (QueueLimits.key_concurrency, or any key's own record); 0 on a queue that does not, which
+     * counts no key's leases.
      * </pre>
      *
      * <code>uint64 held = 3 [json_name = "held"];</code>
@@ -789,7 +793,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * held: leases the key's agents hold now.
+     * held: leases the key's agents hold now, while the queue limits keys' concurrency
+     * (QueueLimits.key_concurrency, or any key's own record); 0 on a queue that does not, which
+     * counts no key's leases.
      * </pre>
      *
      * <code>uint64 held = 3 [json_name = "held"];</code>
@@ -805,7 +811,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * held: leases the key's agents hold now.
+     * held: leases the key's agents hold now, while the queue limits keys' concurrency
+     * (QueueLimits.key_concurrency, or any key's own record); 0 on a queue that does not, which
+     * counts no key's leases.
      * </pre>
      *
      * <code>uint64 held = 3 [json_name = "held"];</code>

@@ -59,7 +59,9 @@ public interface KeyLimitsEntryOrBuilder extends
 
   /**
    * <pre>
-   * held: leases the key's agents hold now.
+   * held: leases the key's agents hold now, while the queue limits keys' concurrency
+   * (QueueLimits.key_concurrency, or any key's own record); 0 on a queue that does not, which
+   * counts no key's leases.
    * </pre>
    *
    * <code>uint64 held = 3 [json_name = "held"];</code>
