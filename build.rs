@@ -86,7 +86,9 @@ fn build_info() {
 /// of KEYS from the file name (`verbNoun-N.lua`). Every script lives in a domain folder
 /// (`lua/<domain>/`, a script at the top of `lua/` fails the build) and is typed: their header is parsed (`typed_header`), a prologue binding every KEYS and ARGV
 /// to its name is put in front of the body, and `calls_<domain>.rs` gets one Rust struct per
-/// script with the same names, so a position is written only in the header.
+/// script with the same names, so a position is written only in the header. Every script is
+/// also a function of one Redis function library (`library.lua`, `library_function`), which
+/// Baton loads with FUNCTION LOAD and calls with FCALL where Redis allows it.
 fn inline_scripts(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=lua");
     let mut entries: Vec<(String, PathBuf)> = Vec::new();
@@ -106,6 +108,7 @@ fn inline_scripts(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     }
     entries.sort_by(|a, b| a.1.file_name().cmp(&b.1.file_name()));
     let mut table = String::from("&[\n");
+    let mut library = String::new();
     let mut calls: std::collections::BTreeMap<String, String> = Default::default();
     for (domain, path) in entries {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
@@ -121,16 +124,117 @@ fn inline_scripts(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
         source.push_str(&header.lua_prologue());
         source.push_str(&body);
         header.rust_call(calls.entry(domain).or_default(), &path)?;
+        let writes_nothing = WRITES_NOTHING.contains(&name);
+        library_function(&mut library, &stem, name, &text[end..], &header, writes_nothing)?;
         let file = out.join(format!("{stem}.lua"));
         fs::write(&file, source)?;
-        writeln!(table, "    ({name:?}, {keys}, include_str!({:?})),", file.display().to_string())?;
+        writeln!(table, "    ({name:?}, {keys}, include_str!({:?}), {writes_nothing}),", file.display().to_string())?;
     }
     table.push(']');
     fs::write(out.join("scripts.rs"), table)?;
+    // The library's name and its functions' carry a hash of its text, so Baton versions that
+    // share a Redis (a rolling upgrade) each call their own functions.
+    let hash = format!("{:012x}", fnv1a(library.as_bytes()) >> 16);
+    let library = format!("#!lua name=baton_{hash}\n{}", library.replace(FUNCTION_SUFFIX, &format!("_{hash}")));
+    fs::write(out.join("library.lua"), &library)?;
+    println!("cargo:rustc-env=BATON_SCRIPTS_LIBRARY=baton_{hash}");
+    fs::write(
+        out.join("library.rs"),
+        format!("(\"baton_{hash}\", \"_{hash}\", include_str!({:?}))", out.join("library.lua").display().to_string()),
+    )?;
     for (domain, code) in calls {
         fs::write(out.join(format!("calls_{domain}.rs")), code)?;
     }
     Ok(())
+}
+
+/// Scripts that write nothing: their Redis functions carry the `no-writes` flag, so they still
+/// answer when Redis is at maxmemory (a function that may write is then refused before it
+/// runs, where a script by EVAL is refused at its first write).
+const WRITES_NOTHING: &[&str] = &[
+    "readAgents",
+    "readKeyLimits",
+    "readDeadLetters",
+    "queueStats",
+    "receiverStats",
+    "poolStatus",
+    "findOrphans",
+    "findZombies",
+    "readHistory",
+    "readFamily",
+    "readBatch",
+];
+
+/// Stands for `_<hash of the library>` in function names until the library's text is whole.
+const FUNCTION_SUFFIX: &str = "@LIBRARY_HASH@";
+
+/// 64-bit FNV-1a: the library's version (not a security hash).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100000001b3))
+}
+
+/// Appends one script to the Redis function library (FUNCTION LOAD) as `<name>_<hash>`. The
+/// helpers it includes are defined once, when the library loads, not at every call as with
+/// EVALSHA, where the whole file runs each time; the call runs the prologue and the body after
+/// the last include. So the lines up to the last `--@include` may only be includes and `local
+/// rcall = redis.call` (redis.call does not exist while a library loads: the call binds it).
+/// An include's state for one call is a bare top-level `local NAME`, set to nil at every call
+/// (a call that forgets to set it up fails as it would by EVAL); a table an include makes at
+/// the top level outlives the call, so it must say it is `-- kept across calls`.
+fn library_function(
+    library: &mut String,
+    stem: &str,
+    name: &str,
+    body: &str,
+    header: &TypedHeader,
+    writes_nothing: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let lines: Vec<&str> = body.lines().collect();
+    let last = lines.iter().rposition(|l| l.trim().starts_with("--@include ")).map_or(0, |i| i + 1);
+    let mut head = String::new();
+    for line in &lines[..last] {
+        let t = line.trim();
+        if t.starts_with("--@include ") {
+            head.push_str(line);
+            head.push('\n');
+        } else if !(t.is_empty() || t == "local rcall = redis.call" || t.starts_with("--")) {
+            return Err(format!(
+                "{stem}.lua: `{t}` comes before the last --@include; only includes and `local rcall = redis.call` may (a Redis function defines them once)"
+            )
+            .into());
+        }
+    }
+    let hoisted = inline_includes(stem, &head)?;
+    let mut state = Vec::new();
+    for line in hoisted.lines() {
+        let Some(rest) = line.strip_prefix("local ") else { continue };
+        if ident_lua(rest.trim_end()) {
+            state.push(rest.trim_end().to_string());
+        } else if rest.contains("= {") && !line.contains("-- kept across calls") {
+            return Err(format!(
+                "{stem}.lua: an include makes a table at its top level (`{line}`): a Redis function keeps it across calls; make it per call (a field of its state), or mark it `-- kept across calls`"
+            )
+            .into());
+        }
+    }
+    let flags = if writes_nothing { "'allow-cross-slot-keys', 'no-writes'" } else { "'allow-cross-slot-keys'" };
+    let resets: String = state.iter().map(|v| format!("{v} = nil\n")).collect();
+    let tail: String = lines[last..].iter().map(|l| format!("{l}\n")).collect();
+    // Includes read K and A (the call's KEYS and ARGV by name): the block declares them, and
+    // each call binds them.
+    let prologue = header.lua_prologue().replacen("local K = ", "K = ", 1).replacen("local A = ", "A = ", 1);
+    writeln!(
+        library,
+        "do\nlocal rcall, K, A\n{hoisted}redis.register_function{{ function_name = '{name}{FUNCTION_SUFFIX}', flags = {{ {flags} }}, callback = function(KEYS, ARGV)\nrcall = redis.call\n{resets}{prologue}{tail}end }}\nend"
+    )?;
+    Ok(())
+}
+
+/// A Lua name (`F`, `finishedAwaited`).
+fn ident_lua(word: &str) -> bool {
+    !word.is_empty()
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !word.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// `body` with every `--@include NAME` line replaced by `lua/includes/NAME.lua`. An include

@@ -11,7 +11,7 @@ use baton::config::Config;
 
 use baton::runtime::embedded::RedisProcess;
 
-use baton::store::scripts::SCRIPTS;
+use baton::store::scripts::{script_called, LIBRARY, SCRIPTS};
 use hdrhistogram::Histogram;
 use tokio::{net::TcpListener, task::JoinHandle, time::Instant};
 use tokio_util::sync::CancellationToken;
@@ -54,13 +54,13 @@ impl Lab {
         Ok(())
     }
 
-    /// Loads one of Baton's scripts, exactly the source Baton loads (includes inlined), and
-    /// returns its sha and the number of KEYS its header declares.
+    /// Loads Baton's function library, exactly as Baton loads it, and returns the name of one
+    /// script's function and the number of KEYS its header declares.
     pub async fn load_script(&mut self, name: &str) -> Result<(String, usize)> {
-        let &(_, keys, source) =
-            SCRIPTS.iter().find(|(n, _, _)| *n == name).ok_or_else(|| format!("no {name} script in the table"))?;
-        let sha: String = redis::cmd("SCRIPT").arg("LOAD").arg(source).query_async(&mut self.conn).await?;
-        Ok((sha, keys))
+        let &(_, keys, _, _) =
+            SCRIPTS.iter().find(|s| s.0 == name).ok_or_else(|| format!("no {name} script in the table"))?;
+        redis::cmd("FUNCTION").arg("LOAD").arg("REPLACE").arg(LIBRARY.2).query_async::<String>(&mut self.conn).await?;
+        Ok((format!("{name}{}", LIBRARY.1), keys))
     }
 
     /// `calls` sequential PINGs from this process over the same unix socket Baton uses: the
@@ -75,17 +75,17 @@ impl Lab {
         Ok(h)
     }
 
-    /// `calls` EVALSHA of a script by redis-benchmark with `k` connections; returns what it
-    /// reported and the CPU used meanwhile.
+    /// `calls` FCALL of one of Baton's functions (`load_script`) by redis-benchmark with `k`
+    /// connections; returns what it reported and the CPU used meanwhile.
     pub async fn redis_benchmark(
         &mut self,
         k: usize,
         calls: u64,
-        sha: &str,
+        function: &str,
         keys: &[&str],
         argv: &[String],
     ) -> Result<Bench> {
-        let mut command = vec!["EVALSHA".to_string(), sha.to_string(), keys.len().to_string()];
+        let mut command = vec!["FCALL".to_string(), function.to_string(), keys.len().to_string()];
         command.extend(keys.iter().map(|k| k.to_string()));
         command.extend(argv.iter().cloned());
         self.redis_benchmark_command(k, calls, &command).await
@@ -172,21 +172,11 @@ impl Lab {
                 Some((id, at, micros, args))
             })
             .collect();
-        let names: std::collections::HashMap<String, &str> = SCRIPTS
-            .iter()
-            .map(|&(name, _, source)| (redis::Script::new(source).get_hash().to_string(), name))
-            .collect();
         // name -> (calls, µs, arguments)
         let mut by: std::collections::BTreeMap<String, (u64, i64, u64)> = Default::default();
         for (_, _, micros, args) in log {
-            let command = String::from_utf8_lossy(args.first().map_or(&[][..], |a| a)).to_lowercase();
-            let name = match command.as_str() {
-                "evalsha" => {
-                    let sha = String::from_utf8_lossy(args.get(1).map_or(&[][..], |a| a)).to_string();
-                    names.get(&sha).map_or(format!("script {sha}"), |n| n.to_string())
-                }
-                _ => command,
-            };
+            let text: Vec<String> = args.iter().take(2).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+            let name = script_called(&text).map_or_else(|| text.first().cloned().unwrap_or_default().to_lowercase(), str::to_string);
             let e = by.entry(name).or_default();
             e.0 += 1;
             e.1 += micros;
@@ -213,15 +203,9 @@ impl Lab {
         Ok(())
     }
 
-    /// Calls of EVALSHA so far, from INFO commandstats.
-    pub async fn evalsha_calls(&mut self) -> Result<u64> {
-        let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut self.conn).await?;
-        Ok(info
-            .lines()
-            .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
-            .and_then(|rest| rest.split(',').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0))
+    /// Script calls (FCALL, EVALSHA, EVAL) so far, from INFO commandstats.
+    pub async fn script_calls(&mut self) -> Result<u64> {
+        Ok(RedisCounters::read(&mut self.conn).await?.scripts().0)
     }
 }
 
@@ -289,6 +273,12 @@ impl RedisCounters {
     /// (calls, µs) of one command, lower case (`evalsha`).
     pub fn of(&self, name: &str) -> (u64, u64) {
         self.commands.get(name).copied().unwrap_or_default()
+    }
+
+    /// (calls, µs) of script calls: FCALL, EVALSHA and EVAL (Baton runs its scripts as
+    /// functions, BullMQ by EVALSHA).
+    pub fn scripts(&self) -> (u64, u64) {
+        ["fcall", "evalsha", "eval"].iter().map(|c| self.of(c)).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
     }
 }
 

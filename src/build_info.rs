@@ -1,4 +1,5 @@
-//! What this binary is: version, commit, compiler, target and profile (set by `build.rs`).
+//! What this binary is: version, commit, compiler, target, profile (set by `build.rs`) and the
+//! name of its Redis function library.
 //! `baton version` prints it; the `baton_build_info` gauge carries it as labels.
 
 use serde::Serialize;
@@ -11,6 +12,8 @@ pub struct BuildInfo {
     pub rustc: &'static str,
     pub target: &'static str,
     pub profile: &'static str,
+    /// The Redis function library of its scripts (`baton_<hash>`).
+    pub scripts: &'static str,
 }
 
 /// This binary's build.
@@ -20,17 +23,19 @@ pub const BUILD: BuildInfo = BuildInfo {
     rustc: env!("BATON_BUILD_RUSTC"),
     target: env!("BATON_BUILD_TARGET"),
     profile: env!("BATON_BUILD_PROFILE"),
+    scripts: env!("BATON_SCRIPTS_LIBRARY"),
 };
 
 impl BuildInfo {
     /// The label pairs of `baton_build_info`.
-    pub fn labels(&self) -> [(&'static str, String); 5] {
+    pub fn labels(&self) -> [(&'static str, String); 6] {
         [
             ("version", self.version.into()),
             ("commit", self.commit.into()),
             ("rustc", self.rustc.into()),
             ("target", self.target.into()),
             ("profile", self.profile.into()),
+            ("scripts", self.scripts.into()),
         ]
     }
 }
@@ -41,6 +46,7 @@ impl std::fmt::Display for BuildInfo {
         writeln!(f, "commit:  {}", self.commit)?;
         writeln!(f, "rustc:   {}", self.rustc)?;
         writeln!(f, "target:  {}", self.target)?;
-        write!(f, "profile: {}", self.profile)
+        writeln!(f, "profile: {}", self.profile)?;
+        write!(f, "scripts: {}", self.scripts)
     }
 }

@@ -191,19 +191,19 @@ impl Extractor for Headers<'_> {
     }
 }
 
-/// A client span for one script call, when tracing is on and the call runs inside a traced
+/// A client span for one script call (op: FCALL or EVALSHA), when tracing is on and the call runs inside a traced
 /// RPC (background sweeps and stream rounds make no traces of their own); else none.
-pub fn script_span(script: &'static str) -> Option<Span> {
+pub fn script_span(op: &'static str, script: &'static str) -> Option<Span> {
     if !enabled() || !Span::current().context().span().span_context().is_valid() {
         return None;
     }
     Some(tracing::info_span!(
         target: TARGET,
         "script",
-        otel.name = format!("EVALSHA {script}"),
+        otel.name = format!("{op} {script}"),
         otel.kind = "client",
         db.system.name = "redis",
-        db.operation.name = "EVALSHA",
+        db.operation.name = op,
         baton.script = script,
         otel.status_code = field::Empty,
         error.type = field::Empty,

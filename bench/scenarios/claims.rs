@@ -6,7 +6,7 @@
 //!   empty. 1 s warm-up, then `--claim-seconds`.
 //! - Claim only: K claimers share C Claims on a pool of exactly C idle resources, against the
 //!   reference: redis-benchmark with K connections running Baton's own claimResource script
-//!   by EVALSHA C times on an equal pool, same KEYS and ARGV as Baton passes.
+//!   by FCALL C times on an equal pool, same KEYS and ARGV as Baton passes.
 //! - Offer → waiting claim: W claimers wait in the pool's line (Claim, wait=30 s); a driver
 //!   Offers one resource at a time and waits until a claimer has it. Latency = claimer's
 //!   receipt − Offer sent, both tokio Instants in this one process (driver, claimers and Baton
@@ -99,7 +99,7 @@ pub async fn run(lab: &mut Lab, args: &ClaimArgs) -> Result<()> {
 
     println!();
     println!(
-        "Claims: K={k} claimers, one connection each; Claim without wait; redis-benchmark -c {k} runs claimResource by EVALSHA"
+        "Claims: K={k} claimers, one connection each; Claim without wait; redis-benchmark -c {k} runs claimResource by FCALL"
     );
     println!(
         "{:<34} {:>10} {:>8} {:>18} {:>18} {:>20}",

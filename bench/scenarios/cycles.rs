@@ -7,7 +7,7 @@
 //!   queue of agents with a 1 ms interval, so every completed agent is due again at once;
 //! - acquire only: the same K workers call Acquire(max N) on a queue large enough never to
 //!   run dry, and `redis-benchmark` with K connections runs the very same acquire script by
-//!   EVALSHA on an equal queue, for the same number of leases. That pair is the like-for-like
+//!   FCALL on an equal queue, for the same number of leases. That pair is the like-for-like
 //!   comparison: identical Redis work per call, the only difference being Baton and gRPC;
 //! - session cycles: K workers each on one Session stream with credit N, completing every lease
 //!   pushed at once (the completions and the credit back in one message per response), against
@@ -186,7 +186,7 @@ pub async fn register(
     Ok(())
 }
 
-/// redis-benchmark with K connections runs Baton's own acquire script by EVALSHA, `calls`
+/// redis-benchmark with K connections runs Baton's own acquire script by FCALL, `calls`
 /// times, on the queue `ref` of exactly `calls * n` due agents.
 async fn reference(lab: &mut Lab, sha: &str, script_keys: usize, k: usize, n: u32, calls: u64) -> Result<AcquireOnly> {
     // Keys and scan limit as Baton's defaults build them.
@@ -527,7 +527,7 @@ fn print_tables(args: &CyclesArgs, rows: &[Row]) {
     println!();
     println!(
         "Acquire only: the acquireAgents script, {} leases from a queue of as many due agents, K calls in flight: \
-         gRPC through Baton vs redis-benchmark EVALSHA",
+         gRPC through Baton vs redis-benchmark FCALL",
         args.acquire_leases
     );
     println!(

@@ -131,7 +131,7 @@ pub async fn run(lab: &mut Lab, args: &DispatchArgs) -> Result<()> {
         "  Redis TIME in whole ms as the scripts read it. client: lease received − Release sent, one process, µs."
     );
     println!("PING: sequential PINGs from this process over the same unix socket: one Redis round trip, the floor.");
-    println!("scripts/L: EVALSHA calls (INFO commandstats) per lease, less the Release and Complete of each: how many");
+    println!("scripts/L: script calls (INFO commandstats) per lease, less the Release and Complete of each: how many");
     println!(
         "  acquire scripts each lease cost. A wake-up wakes one waiting Acquire (or session), which wakes the next"
     );
@@ -185,7 +185,7 @@ async fn one(
     // Every worker has run its first acquire script and sleeps on the queue's wake-up.
     tokio::time::sleep(Duration::from_millis(500)).await;
 
-    let scripts_before = lab.evalsha_calls().await?;
+    let scripts_before = lab.script_calls().await?;
     let cpu_before = CpuClock::read(lab.pid)?;
     let started = Instant::now();
     let mut ticks = tokio::time::interval(Duration::from_secs_f64(1.0 / f64::from(rate)));
@@ -217,7 +217,7 @@ async fn one(
         }
     }
     let cpu = CpuClock::read(lab.pid)?.since(&cpu_before);
-    let scripts = lab.evalsha_calls().await?.saturating_sub(scripts_before);
+    let scripts = lab.script_calls().await?.saturating_sub(scripts_before);
     stop.cancel();
     for w in futures::future::join_all(workers).await {
         w??;

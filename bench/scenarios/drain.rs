@@ -56,7 +56,7 @@ struct Drain {
     worker_us: f64,
     redis_us: f64,
     commands_per_job: f64,
-    /// Script calls (EVALSHA) per job, and their Redis time (commandstats µs) per job.
+    /// Script calls (FCALL) per job, and their Redis time (commandstats µs) per job.
     scripts_per_job: f64,
     script_us_per_job: f64,
     /// Redis memory per enqueued job (used_memory after enqueueing minus before).
@@ -230,8 +230,8 @@ async fn run_one(lab: &mut Lab, command: &[String], target: &str, args: &DrainAr
                     worker_us: per_job(after.worker, before.worker),
                     redis_us: per_job(after.redis, before.redis),
                     commands_per_job: after.counters.since(&before.counters).calls() as f64 / jobs,
-                    scripts_per_job: after.counters.since(&before.counters).of("evalsha").0 as f64 / jobs,
-                    script_us_per_job: after.counters.since(&before.counters).of("evalsha").1 as f64 / jobs,
+                    scripts_per_job: after.counters.since(&before.counters).scripts().0 as f64 / jobs,
+                    script_us_per_job: after.counters.since(&before.counters).scripts().1 as f64 / jobs,
                     bytes_per_job: before.used_memory.saturating_sub(empty) as f64 / jobs,
                     life_commands_per_job: after.counters.since(&born_counters).calls() as f64 / jobs,
                     life_redis_us: per_job(after.redis, born_redis),

@@ -133,7 +133,7 @@ async fn one(lab: &mut Lab, config: Config, queues: usize, seconds: u64) -> Resu
     Ok(((after.0 - before.0) as f64 / elapsed, (after.1 - before.1) as f64 / elapsed))
 }
 
-/// (all commands but INFO, EVALSHA) Redis has run so far.
+/// (all commands but INFO, script calls: FCALL and EVALSHA) Redis has run so far.
 async fn commands(lab: &mut Lab) -> Result<(u64, u64)> {
     let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut lab.conn).await?;
     let calls = |line: &str| -> u64 {
@@ -143,7 +143,7 @@ async fn commands(lab: &mut Lab) -> Result<(u64, u64)> {
     let mut scripts = 0;
     for line in info.lines().filter(|l| l.starts_with("cmdstat_") && !l.starts_with("cmdstat_info:")) {
         all += calls(line);
-        if line.starts_with("cmdstat_evalsha:") {
+        if line.starts_with("cmdstat_evalsha:") || line.starts_with("cmdstat_fcall:") {
             scripts += calls(line);
         }
     }

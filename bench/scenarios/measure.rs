@@ -39,13 +39,9 @@ pub(super) async fn slowlog_all(lab: &mut Lab) -> Result<Vec<(String, i64)>> {
         else {
             continue;
         };
-        let command = String::from_utf8_lossy(args.first().map_or(&[][..], |a| a)).to_lowercase();
-        let name = if command == "evalsha" {
-            let sha = String::from_utf8_lossy(args.get(1).map_or(&[][..], |a| a)).to_string();
-            baton::store::scripts::script_name(&sha).map_or(format!("script {sha}"), str::to_string)
-        } else {
-            command
-        };
+        let text: Vec<String> = args.iter().take(2).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
+        let name = baton::store::scripts::script_called(&text)
+            .map_or_else(|| text.first().cloned().unwrap_or_default().to_lowercase(), str::to_string);
         out.push((name, us));
     }
     Ok(out)

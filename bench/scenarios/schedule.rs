@@ -193,12 +193,12 @@ async fn run_via(lab: &mut Lab, args: &ScheduleArgs, via: Via) -> Result<()> {
     // CPU and script counts from the window's start: the consumers only wait before it.
     tokio::time::sleep_until(window_opens).await;
     let cpu_before = CpuClock::read(lab.pid)?;
-    let scripts_before = lab.evalsha_calls().await?;
+    let scripts_before = lab.script_calls().await?;
     let profiling = lab.profile_start().await?;
     let finished = matches!(tokio::time::timeout_at(wait_until, done_rx.recv()).await, Ok(Some(())));
     let drained_ms = (lab.clock.now_us() - (window_start + window) * 1000) as f64 / 1000.0;
     let cpu = CpuClock::read(lab.pid)?.since(&cpu_before);
-    let scripts = lab.evalsha_calls().await?.saturating_sub(scripts_before);
+    let scripts = lab.script_calls().await?.saturating_sub(scripts_before);
     stop.cancel();
     let mut seen = Vec::new();
     for c in consumers {

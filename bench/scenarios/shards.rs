@@ -111,7 +111,7 @@ async fn step(url: &str, nodes: &mut [redis::aio::MultiplexedConnection], n: u32
         return Err(format!("shards: N = {n}: {grants} grants for {} one-shot agents", args.jobs).into());
     }
     let per = |x: f64| x / grants as f64;
-    let (scripts, script_us) = during.of("evalsha");
+    let (scripts, script_us) = during.scripts();
     Ok(Row {
         n,
         jobs_per_s: grants as f64 / seconds,

@@ -17,7 +17,7 @@
 --     (watchEvent's defWithWatch); the Rust side ignores it, and a Register drops it.
 -- A field is found by a plain search for its `"field":` and read as the digits right after it
 -- (a pattern search from every position cost about 4 times as much, and this runs per agent).
-local defFieldNeedles = {}
+local defFieldNeedles = {} -- kept across calls: each field's needle, made once
 -- The field's digits as they are stored ('0' when absent): for a script that writes them back
 -- into a record, with no conversion to a number and back.
 local function defDigits(def, field)

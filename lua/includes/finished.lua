@@ -33,12 +33,11 @@
 -- the outbox entry's own set, which Baton releases page by page (flows); children attached
 -- later wait for the parent's next finish.
 local F
-local finishedAwaited = {}
 local function flowKeys(K, ttlMs, maxEntries)
   F = {
     results = K.results, resultsat = K.resultsat, fanout = K.fanout, children = K.children,
     outbox = K.outbox, outboxres = K.outboxres, awaited = K.awaited, deps = K.deps, ttl = ttlMs,
-    max = maxEntries, written = 0, outboxed = 0, kept = {}, cascaded = 0,
+    max = maxEntries, written = 0, outboxed = 0, kept = {}, cascaded = 0, awaitedNames = {},
   }
 end
 
@@ -137,7 +136,7 @@ local function finished(name, record, now, keep)
     F.written = F.written + 1
     F.kept[name] = true
   end
-  if awaited then finishedAwaited[#finishedAwaited + 1] = name end
+  if awaited then F.awaitedNames[#F.awaitedNames + 1] = name end
 end
 
 -- Ends the script's part: when it kept records, drops kept records past their time or beyond
@@ -166,8 +165,8 @@ local function endFinished(channel, queue, now)
     rcall('PEXPIRE', F.results, F.ttl)
     rcall('PEXPIRE', F.resultsat, F.ttl)
   end
-  if #finishedAwaited > 0 then
-    publish(channel, 'd|' .. queue .. '|' .. table.concat(finishedAwaited, '|'))
+  if #F.awaitedNames > 0 then
+    publish(channel, 'd|' .. queue .. '|' .. table.concat(F.awaitedNames, '|'))
   end
   if F.outboxed > 0 then announceOutbox(channel, queue) end
   return F.outboxed
@@ -187,7 +186,7 @@ local function finishedMany(names, recordOf, keeps, now)
     if children and outboxChildren(name, record, now) then keep = true end
     if awaited and isAwaited(name, now) then
       keep = true
-      finishedAwaited[#finishedAwaited + 1] = name
+      F.awaitedNames[#F.awaitedNames + 1] = name
     end
     if keep then
       F.kept[name] = true

@@ -191,11 +191,11 @@ async fn the_sweep_releases_what_a_dead_replica_left_in_the_outbox() {
     survivor.stop().await;
 }
 
-/// Script calls Redis has run (EVALSHA and EVAL), from INFO commandstats.
+/// Script calls Redis has run (FCALL, EVALSHA and EVAL), from INFO commandstats.
 async fn script_calls(conn: &mut redis::aio::MultiplexedConnection) -> u64 {
     let info: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await.unwrap();
     info.lines()
-        .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
+        .filter(|l| ["cmdstat_fcall:", "cmdstat_evalsha:", "cmdstat_eval:"].iter().any(|c| l.starts_with(c)))
         .filter_map(|l| l.split_once("calls=")?.1.split(',').next()?.parse::<u64>().ok())
         .sum()
 }
@@ -346,7 +346,7 @@ async fn children_in_the_parents_queue_are_released_by_the_finishing_script() {
 }
 
 /// The readFamily calls Redis ran since the SLOWLOG was reset (it logs every command: threshold
-/// 0): EVALSHA or EVAL of a script whose three keys begin with a queue's deps.
+/// 0): FCALL, EVALSHA or EVAL of a script whose three keys begin with a queue's deps.
 async fn read_family_calls(conn: &mut redis::aio::MultiplexedConnection) -> usize {
     let log: Vec<redis::Value> = redis::cmd("SLOWLOG").arg("GET").arg(-1).query_async(conn).await.unwrap();
     log.into_iter()
@@ -354,7 +354,7 @@ async fn read_family_calls(conn: &mut redis::aio::MultiplexedConnection) -> usiz
         .map(|(_, _, _, args, _, _)| args.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect::<Vec<_>>())
         .filter(|args| {
             args.len() > 3
-                && matches!(args[0].to_ascii_uppercase().as_str(), "EVALSHA" | "EVAL")
+                && matches!(args[0].to_ascii_uppercase().as_str(), "FCALL" | "EVALSHA" | "EVAL")
                 && args[2] == "3"
                 && args[3].ends_with(":deps")
         })

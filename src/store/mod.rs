@@ -311,7 +311,7 @@ impl Core {
         let refused = |e: error::Error| {
             match e {
             error::Error::Unavailable(m) if m.starts_with(error::ACL_REFUSED) => error::Error::Config(format!(
-                "{m}. Baton needs EVALSHA, EVAL, SCRIPT LOAD and the commands its scripts call on keys \
+                "{m}. Baton needs FCALL and FUNCTION LOAD (or, without FUNCTION LOAD, EVALSHA, EVAL and SCRIPT LOAD), and the commands its scripts call on keys \
                  {prefix}baton:*, SADD, SMEMBERS, ZADD, ZREVRANGEBYSCORE, SCAN, TIME, PING, and PUBLISH/SUBSCRIBE (SPUBLISH/SSUBSCRIBE on a \
                  cluster) on channels {prefix}baton:* (see docs/redis.md, \"TLS and an ACL user\")",
                 prefix = self.keys.prefix()

@@ -600,16 +600,26 @@ async fn bounded_scan_and_repair() {
     assert_eq!(acquire(&mut env.client, Q, "w", 100).await.len(), 1);
 }
 
-// After SCRIPT FLUSH (as after a Redis restart), calls still succeed: scripts are reloaded.
+// After FUNCTION FLUSH (as after a Redis restart without persistence), calls still succeed:
+// the function library is loaded again. SCRIPT FLUSH changes nothing Baton needs.
 #[tokio::test]
-async fn noscript_reloads_scripts() {
+async fn a_flushed_function_library_is_loaded_again() {
     let mut env = Env::start().await;
     register(&mut env.client, Q, vec![agent("n", 60_000, 30_000)]).await;
     let mut conn = env.redis.conn().await;
-    let _: () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut conn).await.unwrap();
-    let l = acquire(&mut env.client, Q, "w", 1).await.pop().expect("acquire after SCRIPT FLUSH");
-    let _: () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut conn).await.unwrap();
-    env.client.complete(complete_req(&l, pb::Outcome::Success)).await.expect("complete after SCRIPT FLUSH");
+    let flush = redis::cmd("FUNCTION").arg("FLUSH").clone();
+    let libraries = |conn: redis::aio::MultiplexedConnection| async move {
+        let mut conn = conn;
+        let list: Vec<redis::Value> = redis::cmd("FUNCTION").arg("LIST").query_async(&mut conn).await.unwrap();
+        list.len()
+    };
+    let _: () = flush.query_async(&mut conn).await.unwrap();
+    assert_eq!(libraries(conn.clone()).await, 0);
+    let l = acquire(&mut env.client, Q, "w", 1).await.pop().expect("acquire after FUNCTION FLUSH");
+    assert_eq!(libraries(conn.clone()).await, 1, "the acquire loaded the library again");
+    let _: () = flush.query_async(&mut conn).await.unwrap();
+    env.client.complete(complete_req(&l, pb::Outcome::Success)).await.expect("complete after FUNCTION FLUSH");
+    let _: () = flush.query_async(&mut conn).await.unwrap();
     let _: () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut conn).await.unwrap();
     register(&mut env.client, Q, vec![agent("m", 60_000, 30_000)]).await;
 }

@@ -38,10 +38,14 @@ async fn scenarios_on_a_cluster() {
         primaries.insert(cluster.primary_of(&format!("baton:{{q:cl-q{q}}}:defs")).await);
     }
     assert!(primaries.len() >= 2, "the scenario's queues live on {} primaries", primaries.len());
-    // Every node forgets the scripts (as a node replaced or added by resharding would not have
-    // them): NOSCRIPT on any node makes Baton load the script again and retry.
+    // Every node forgets the function library (as a node replaced or added by resharding would
+    // not have it; a replica forgets it with its primary): a missing function on any node makes
+    // Baton load the library again and retry.
     for node in &cluster.nodes {
-        let _: String = node.cmd(redis::cmd("SCRIPT").arg("FLUSH")).await.unwrap();
+        let role: Vec<redis::Value> = node.cmd(&redis::cmd("ROLE")).await.unwrap();
+        if matches!(&role[0], redis::Value::BulkString(r) if r == b"master") {
+            let _: String = node.cmd(redis::cmd("FUNCTION").arg("FLUSH")).await.unwrap();
+        }
     }
     scenarios::agents(baton.channel().await, "cl-flushed", &probe).await;
     baton.stop().await.unwrap();

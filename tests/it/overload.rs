@@ -187,9 +187,7 @@ async fn large_calls_take_turns_and_a_small_one_passes_them() {
             let redis::Value::Array(fields) = entry else { return None };
             let args: Vec<String> = redis::from_redis_value(fields[3].clone()).unwrap_or_default();
             // The grant script only: a sweep's scripts name the same key first.
-            let script = args.len() > 3
-                && args[0].eq_ignore_ascii_case("evalsha")
-                && baton::store::scripts::script_name(&args[1]) == Some("acquireAgents");
+            let script = baton::store::scripts::script_called(&args) == Some("acquireAgents");
             match args.get(3).map(String::as_str) {
                 Some("baton:{q:fleet}:waiting") if script => Some("large"),
                 Some("baton:{q:lone}:waiting") if script => Some("small"),

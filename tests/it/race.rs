@@ -250,7 +250,7 @@ async fn a_due_agent_wakes_one_waiter_and_many_wake_many() {
     for (key, value) in [("slowlog-max-len", "100000"), ("slowlog-log-slower-than", "0")] {
         let _: () = redis::cmd("CONFIG").arg("SET").arg(key).arg(value).query_async(&mut conn).await.unwrap();
     }
-    // The herd queue's grant script calls: EVALSHA calls whose first key is its waiting set, of
+    // The herd queue's grant script calls: FCALL calls whose first key is its waiting set, of
     // the script its waiters ran before anything was registered (`grant`: no other script then
     // names that key first).
     let grants = |conn: redis::aio::MultiplexedConnection, grant: Option<String>| async move {
@@ -261,7 +261,7 @@ async fn a_due_agent_wakes_one_waiter_and_many_wake_many() {
                 let redis::Value::Array(fields) = entry else { return None };
                 let args: Vec<String> = redis::from_redis_value(fields[3].clone()).unwrap_or_default();
                 let ours =
-                    args.len() > 3 && args[0].eq_ignore_ascii_case("evalsha") && args[3] == "baton:{q:herd}:waiting";
+                    args.len() > 3 && args[0].eq_ignore_ascii_case("fcall") && args[3] == "baton:{q:herd}:waiting";
                 ours.then(|| args[1].clone())
             })
             .filter(|sha| grant.as_ref().is_none_or(|g| g == sha))

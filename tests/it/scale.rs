@@ -45,7 +45,7 @@ async fn log_slower_than(redis: &TestRedis, micros: u64) {
     let _: () = redis::cmd("SLOWLOG").arg("RESET").query_async(&mut conn).await.unwrap();
 }
 
-/// Every EVALSHA SLOWLOG holds, as (script name, microseconds), slowest first.
+/// Every script call SLOWLOG holds, as (script name, microseconds), slowest first.
 async fn slow_scripts(redis: &TestRedis) -> Vec<(String, u64)> {
     let entries: Vec<redis::Value> =
         redis::cmd("SLOWLOG").arg("GET").arg(-1).query_async(&mut redis.conn().await).await.unwrap();
@@ -54,8 +54,7 @@ async fn slow_scripts(redis: &TestRedis) -> Vec<(String, u64)> {
         let redis::Value::Array(fields) = entry else { continue };
         let micros: u64 = redis::from_redis_value_ref(&fields[2]).unwrap();
         let args: Vec<String> = redis::from_redis_value_ref(&fields[3]).unwrap_or_default();
-        if args.first().is_some_and(|c| c.eq_ignore_ascii_case("evalsha")) {
-            let name = baton::store::scripts::script_name(&args[1]).unwrap_or("unknown script");
+        if let Some(name) = baton::store::scripts::script_called(&args) {
             out.push((name.to_string(), micros));
         }
     }

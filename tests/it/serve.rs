@@ -222,9 +222,19 @@ async fn version_build_info_and_probe() {
         .expect("the bound /metrics address is logged");
     let page = http_get(&metrics, "/metrics").await;
     let info = page.lines().find(|l| l.starts_with("baton_build_info{")).unwrap_or_else(|| panic!("{page}"));
-    for label in [format!("version=\"{}\"", env!("CARGO_PKG_VERSION")), format!("commit=\"{commit}\"")] {
+    let scripts = build["scripts"].as_str().unwrap().to_string();
+    for label in [
+        format!("version=\"{}\"", env!("CARGO_PKG_VERSION")),
+        format!("commit=\"{commit}\""),
+        format!("scripts=\"{scripts}\""),
+    ] {
         assert!(info.contains(&label), "{label} in {info}");
     }
+    // The library `baton version` names is the one Baton loaded into its Redis.
+    let libraries: Vec<redis::Value> =
+        redis::cmd("FUNCTION").arg("LIST").query_async(&mut redis.conn().await).await.unwrap();
+    assert_eq!(libraries.len(), 1, "one library");
+    assert!(format!("{:?}", libraries[0]).contains(&scripts), "{scripts} loaded: {libraries:?}");
     assert!(info.ends_with(" 1"), "{info}");
 
     let probe = |addr: String, extra: &'static [&'static str]| async move {

@@ -60,11 +60,14 @@ async fn an_agents_leases_carry_the_producers_trace_context() {
         agents,
         reset_schedule: false,
     };
-    c.register(with_traceparent(register(vec![agent("from-header", 0, 5_000)]), PRODUCER)).await.unwrap();
-    let explicit = pb::Agent { traceparent: EXPLICIT.into(), ..agent("explicit", 0, 5_000) };
+    // Leases long enough that none expires while the failed run waits its error interval
+    // (a lease taken back would be granted again in its place).
+    let from_header = pb::Agent { error_interval: dur(200), ..agent("from-header", 0, 60_000) };
+    c.register(with_traceparent(register(vec![from_header]), PRODUCER)).await.unwrap();
+    let explicit = pb::Agent { traceparent: EXPLICIT.into(), ..agent("explicit", 0, 60_000) };
     c.register(with_traceparent(register(vec![explicit]), PRODUCER)).await.unwrap();
-    c.register(with_traceparent(register(vec![agent("bad-header", 0, 5_000)]), "00-zz-zz-01")).await.unwrap();
-    c.register(register(vec![agent("none", 0, 5_000)])).await.unwrap();
+    c.register(with_traceparent(register(vec![agent("bad-header", 0, 60_000)]), "00-zz-zz-01")).await.unwrap();
+    c.register(register(vec![agent("none", 0, 60_000)])).await.unwrap();
 
     let leases = acquire_n(&mut c, 4).await;
     let tp = |name: &str| leases.iter().find(|l| l.name == name).unwrap().agent.as_ref().unwrap().traceparent.clone();
@@ -308,14 +311,14 @@ async fn one_jobs_spans_reach_a_collector_from_producer_through_baton_to_worker(
         async move {
             receiver.find("shop", "produce").is_some()
                 && receiver.find("baton", "baton.v1.AgentService/Register").is_some()
-                && receiver.find("baton", "EVALSHA registerAgents").is_some()
+                && receiver.find("baton", "FCALL registerAgents").is_some()
                 && receiver.find("shop", "process orders").is_some()
         }
     })
     .await;
     let produce = receiver.find("shop", "produce").unwrap();
     let register = receiver.find("baton", "baton.v1.AgentService/Register").unwrap();
-    let script = receiver.find("baton", "EVALSHA registerAgents").unwrap();
+    let script = receiver.find("baton", "FCALL registerAgents").unwrap();
     let process = receiver.find("shop", "process orders").unwrap();
     for span in [&produce, &register, &script, &process] {
         assert_eq!(hex(&span.trace_id), trace_id, "{} is in the job's trace", span.name);

@@ -266,7 +266,7 @@ fn monitor(redis: &TestRedis) -> (std::process::Child, std::sync::mpsc::Receiver
 
 /// The commands the heartbeatLeases and recordStep scripts ran between the marks `from` and
 /// `to` (ECHOes sent on a connection of the test's own), by name, sorted. A script's commands
-/// follow its EVALSHA line (Redis runs one script at a time).
+/// follow its FCALL line (Redis runs one script at a time).
 fn script_commands(lines: &std::sync::mpsc::Receiver<String>, from: &str, to: &str) -> Vec<String> {
     let (mut started, mut ours) = (false, false);
     let mut out = Vec::new();
@@ -282,8 +282,7 @@ fn script_commands(lines: &std::sync::mpsc::Receiver<String>, from: &str, to: &s
             }
         } else {
             let args: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
-            ours = args.first().is_some_and(|c| c.eq_ignore_ascii_case("evalsha"))
-                && matches!(baton::store::scripts::script_name(args[1]), Some("heartbeatLeases" | "recordStep"));
+            ours = matches!(baton::store::scripts::script_called(&args), Some("heartbeatLeases" | "recordStep"));
         }
     }
     out.sort();
