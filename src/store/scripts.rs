@@ -66,6 +66,9 @@ pub struct Scripts {
     by_name: HashMap<&'static str, Script>,
     /// Whether the library is loaded (FCALL); false: EVALSHA.
     functions: std::sync::atomic::AtomicBool,
+    /// Held while the library is loaded again: loading it blocks Redis for about 10 ms, so the
+    /// calls in flight when Redis lost it (a restart) load it once, not once each.
+    reloading: tokio::sync::Mutex<()>,
 }
 
 /// Whether Redis refused FUNCTION LOAD as a command it does not run for this user (an ACL
@@ -174,7 +177,7 @@ impl Scripts {
                 (name, Script { keys, source, sha, function, no_wait: needs_no_wait(name, writes_nothing) })
             })
             .collect();
-        Self { by_name, functions: false.into() }
+        Self { by_name, functions: false.into(), reloading: tokio::sync::Mutex::new(()) }
     }
 
     /// Whether scripts run as Redis functions (FCALL) rather than by EVALSHA.
@@ -244,6 +247,12 @@ impl Scripts {
         // Server errors arrive as values; turn them into errors to tell a missing function apart.
         match conn.req_packed_command(&fcall).await.and_then(Value::extract_error) {
             Err(e) if function_missing(&e) => {
+                let _one_at_a_time = self.reloading.lock().await;
+                // Another call may have loaded it while this one waited.
+                match conn.req_packed_command(&fcall).await.and_then(Value::extract_error) {
+                    Err(e) if function_missing(&e) => {}
+                    other => return other,
+                }
                 tracing::warn!(script = call.name, "function missing from Redis (restart or new node?); loading the library again");
                 metrics::counter!("baton_script_reloads_total", "script" => call.name).increment(1);
                 match load_library(conn).await {

@@ -622,6 +622,27 @@ async fn a_flushed_function_library_is_loaded_again() {
     let _: () = flush.query_async(&mut conn).await.unwrap();
     let _: () = redis::cmd("SCRIPT").arg("FLUSH").query_async(&mut conn).await.unwrap();
     register(&mut env.client, Q, vec![agent("m", 60_000, 30_000)]).await;
+
+    // Calls in flight when Redis lost the library load it once between them, not once each
+    // (a load blocks Redis for milliseconds).
+    let loads = |conn: redis::aio::MultiplexedConnection| async move {
+        let mut conn = conn;
+        let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix("cmdstat_function|load:calls="))
+            .and_then(|rest| rest.split(',').next()?.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let _: () = flush.query_async(&mut conn).await.unwrap();
+    let before = loads(conn.clone()).await;
+    let reads = (0..20).map(|_| {
+        let mut client = env.client.clone();
+        async move { client.get_agent(pb::GetAgentRequest { queue: Q.into(), name: "m".into() }).await.map(drop) }
+    });
+    for read in futures::future::join_all(reads).await {
+        read.expect("a read after FUNCTION FLUSH");
+    }
+    assert_eq!(loads(conn.clone()).await - before, 1, "20 reads at once loaded the library once");
 }
 
 // A long poll on an empty queue is answered as soon as an agent is registered, even through
