@@ -197,7 +197,7 @@ impl Admin {
             match self.call(Path::WriteBack, call).await {
                 Ok(PurgePage(next, found)) => return Ok((next, found)),
                 Err(e) => match self.queues.group_hint(queue, &e) {
-                    Some(crate::queues::limits::GroupHint::Group(g)) if tries < 3 => {
+                    Some(crate::queues::store::GroupHint::Group(g)) if tries < 3 => {
                         tries += 1;
                         (k, group) = (self.keys.queue(queue).in_group(&self.keys, &g), g);
                     }

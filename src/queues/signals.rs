@@ -8,7 +8,7 @@
 //! consumed once per run, decided in the one script that consumes it. The registry
 //! `Keys::timer_queues` lists the queues that ever had a wait with a time.
 
-use super::limits::GroupHint;
+use super::store::GroupHint;
 use super::store::{calls, Signalled, WaitFor, Waited};
 use crate::error::{Error, Result};
 use crate::queues::store::Queues;

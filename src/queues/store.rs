@@ -2,7 +2,6 @@
 
 use crate::store::keys::ChannelKind;
 
-use super::limits::GroupHint;
 pub use super::records::StepRecord;
 pub use super::records::{Delivery, WaitFor};
 use super::records::{Idempotency, LeaseRecord, RunEvents, WaitRecord};
@@ -530,10 +529,18 @@ pub struct Queues {
     /// The shared concurrency group each queue was last found in (or its leases were granted
     /// under), so a call passes that group's keys first (`Queues::grouped_keys`). Only a hint:
     /// the scripts check it.
-    pub(super) groups: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
+    groups: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
 }
 
 over_core!(Queues);
+
+/// What a script answered about the group it was given (see [`Queues::group_hint`]).
+pub(crate) enum GroupHint {
+    /// Call again with this group's keys.
+    Group(String),
+    /// Leases of several groups: call once per lease.
+    Several,
+}
 
 impl Queues {
     pub fn new(flows: Flows) -> Self {
@@ -543,6 +550,46 @@ impl Queues {
             marks: Default::default(),
             keyed: Default::default(),
             groups: Default::default(),
+        }
+    }
+
+    /// The keys of a queue with those of the group this replica last found it (or its leases)
+    /// in, and that group's name ("" for none). Only a hint: every script that touches a group
+    /// checks it against the queue's (or the lease's) and raises `BATON_GROUP <group>` before
+    /// writing when it is another ([`Queues::group_hint`]).
+    pub(crate) fn grouped_keys(&self, queue: &str) -> (crate::store::keys::QueueKeys, String) {
+        let group = self.groups.lock().unwrap_or_else(|e| e.into_inner()).get(queue).cloned().unwrap_or_default();
+        (self.keys.queue(queue).in_group(&self.keys, &group), group)
+    }
+
+    /// Remembers the group to try first for a queue ("" forgets it).
+    pub(crate) fn learn_group(&self, queue: &str, group: &str) {
+        let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        if group.is_empty() {
+            groups.remove(queue);
+        } else if groups.get(queue).map(String::as_str) != Some(group) {
+            // Bounded memory: at worst a call more to learn a queue's group again.
+            if groups.len() >= 100_000 {
+                groups.clear();
+            }
+            groups.insert(queue.to_string(), group.to_string());
+        }
+    }
+
+    /// What a script's error says about groups: `BATON_GROUP <group>` (the call met leases of,
+    /// or a queue in, that group: it is learned, call again) or `BATON_GROUPS` (leases of several
+    /// groups: call once per lease). None for any other error.
+    pub(crate) fn group_hint(&self, queue: &str, e: &Error) -> Option<GroupHint> {
+        let Error::Redis(e) = e else { return None };
+        match e.code() {
+            Some("BATON_GROUP") => {
+                let group = e.detail().and_then(|d| d.split_whitespace().next()).unwrap_or("").to_string();
+                crate::rpc::validate::name("group", &group).ok()?;
+                self.learn_group(queue, &group);
+                Some(GroupHint::Group(group))
+            }
+            Some("BATON_GROUPS") => Some(GroupHint::Several),
+            _ => None,
         }
     }
 

@@ -177,11 +177,11 @@ impl Queues {
         loop {
             match self.reap_call(queue, items, &k, &group).await {
                 Err(e) => match self.group_hint(queue, &e) {
-                    Some(super::limits::GroupHint::Group(g)) if tries < 3 => {
+                    Some(super::store::GroupHint::Group(g)) if tries < 3 => {
                         tries += 1;
                         (k, group) = (self.keys.queue(queue).in_group(&self.keys, &g), g);
                     }
-                    Some(super::limits::GroupHint::Several) if items.len() > 1 => {
+                    Some(super::store::GroupHint::Several) if items.len() > 1 => {
                         // Leases granted under several groups: one call per lease.
                         let mut out = Vec::with_capacity(items.len());
                         for one in items.chunks(1) {

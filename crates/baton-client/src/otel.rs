@@ -97,14 +97,14 @@ pub(crate) fn lease_span(lease: &pb::Lease) -> Span {
     span
 }
 
-/// Records what a handler's run came to on its span (a failure's outcome when the handler
-/// chose one; otherwise the server classifies it after the span ends).
-pub(crate) fn record_outcome(span: &Span, result: &Result<(), crate::worker::Failure>) {
+/// Records what a handler's run came to on its span: Ok, or Err with the failure's outcome
+/// when the handler chose one (None: the server classifies it after the span ends).
+pub(crate) fn record_outcome(span: &Span, result: Result<(), Option<pb::Outcome>>) {
     let outcome = match result {
         Ok(()) => Some(pb::Outcome::Success),
-        Err(failure) => {
+        Err(outcome) => {
             span.record("otel.status_code", "ERROR");
-            failure.outcome
+            outcome
         }
     };
     if let Some(outcome) = outcome {

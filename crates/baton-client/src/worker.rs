@@ -525,7 +525,7 @@ impl Worker {
                                 running.spawn(async move {
                                     let span = crate::otel::lease_span(&lease);
                                     let result = handler(lease.clone(), cancel).instrument(span.clone()).await;
-                                    crate::otel::record_outcome(&span, &result);
+                                    crate::otel::record_outcome(&span, result.as_ref().map(|_| ()).map_err(|f| f.outcome));
                                     let returned =
                                         at.compare_exchange(RUNNING, RETURNED, Ordering::AcqRel, Ordering::Acquire).is_ok();
                                     let value = results.take(&(lease.name.clone(), lease.token));
