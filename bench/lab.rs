@@ -176,7 +176,8 @@ impl Lab {
         let mut by: std::collections::BTreeMap<String, (u64, i64, u64)> = Default::default();
         for (_, _, micros, args) in log {
             let text: Vec<String> = args.iter().take(2).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
-            let name = script_called(&text).map_or_else(|| text.first().cloned().unwrap_or_default().to_lowercase(), str::to_string);
+            let name = script_called(&text)
+                .map_or_else(|| text.first().cloned().unwrap_or_default().to_lowercase(), str::to_string);
             let e = by.entry(name).or_default();
             e.0 += 1;
             e.1 += micros;

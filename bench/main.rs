@@ -39,6 +39,8 @@
 //!   worst call against a bare INCR's worst in the same run, and jobs/s.
 //! - sessions: the scale scenario's idle Session stream step alone, for variants of the
 //!   server's environment, interleaved.
+//! - observe: `baton serve`'s RSS under rounds of Observe stream floods, open and after they
+//!   closed.
 //!
 //! Tables go to stdout, progress to stderr. See bench/README.md for how to read each table.
 
@@ -54,17 +56,17 @@ use lab::{print_machine, Lab, Result};
 use scenarios::{
     batch::BatchArgs, blip::BlipArgs, claims::ClaimArgs, cluster::ClusterArgs, cycles::CyclesArgs,
     dispatch::DispatchArgs, drain::DrainArgs, durable::DurableArgs, flows::FlowsArgs, idle::IdleArgs,
-    leader::LeaderArgs, recovery::RecoveryArgs, scale::ScaleArgs, schedule::ScheduleArgs, security::SecurityArgs,
-    sessions::SessionsArgs, shards::ShardsArgs,
+    leader::LeaderArgs, observe::ObserveArgs, recovery::RecoveryArgs, scale::ScaleArgs, schedule::ScheduleArgs,
+    security::SecurityArgs, sessions::SessionsArgs, shards::ShardsArgs,
 };
 
 #[derive(Parser)]
 #[command(about = "Baton's benchmark: every figure next to a reference measured in the same run")]
 struct Args {
     /// Scenarios to run, comma-separated: cycles, dispatch, recovery, idle, blip, leader,
-    /// claims, schedule, cluster, security, drain, flows, scale, shards, durable, batch, sessions, or
-    /// all (scale runs the shard sweep as its last step, so all runs it once; batch and sessions
-    /// are not part of all).
+    /// claims, schedule, cluster, security, drain, flows, scale, shards, durable, batch, sessions,
+    /// observe, or all (scale runs the shard sweep as its last step, so all runs it once; batch,
+    /// sessions and observe are not part of all).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
     scenario: Vec<Scenario>,
 
@@ -359,6 +361,21 @@ struct Args {
     #[arg(long, default_value_t = 2, help_heading = "sessions")]
     sessions_rounds: u32,
 
+    // --- observe ---
+    /// observe: Observe streams opened each round, each on an election of its own.
+    #[arg(long, default_value_t = 10_000, help_heading = "observe")]
+    observe_streams: usize,
+    /// observe: rounds.
+    #[arg(long, default_value_t = 3, help_heading = "observe")]
+    observe_rounds: u32,
+    /// observe: every round on the same election names (default: new names each round).
+    #[arg(long, help_heading = "observe")]
+    observe_same_names: bool,
+    /// observe: seconds after the streams closed before RSS is read again (a replica drops a
+    /// channel's subscription 30 s after its last waiter left).
+    #[arg(long, default_value_t = 35, help_heading = "observe")]
+    observe_settle_seconds: u64,
+
     // --- security ---
     /// security: concurrent workers (one connection each).
     #[arg(long, default_value_t = 32, help_heading = "security")]
@@ -387,10 +404,11 @@ enum Scenario {
     Durable,
     Batch,
     Sessions,
+    Observe,
     All,
 }
 
-const ORDER: [Scenario; 17] = [
+const ORDER: [Scenario; 18] = [
     Scenario::Cycles,
     Scenario::Dispatch,
     Scenario::Recovery,
@@ -408,6 +426,7 @@ const ORDER: [Scenario; 17] = [
     Scenario::Durable,
     Scenario::Batch,
     Scenario::Sessions,
+    Scenario::Observe,
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -545,6 +564,9 @@ fn check(args: &Args) -> std::result::Result<(), String> {
     if args.sessions_variants.is_empty() || args.sessions_rounds == 0 || args.scale_sessions.contains(&0) {
         return Err("--sessions-variants not empty, --sessions-rounds and --scale-sessions at least 1".into());
     }
+    if args.observe_streams == 0 || args.observe_rounds == 0 {
+        return Err("--observe-streams and --observe-rounds at least 1".into());
+    }
     if args.drain_limit_calls == 0 {
         return Err("--drain-limit-calls must be at least 1".into());
     }
@@ -591,7 +613,8 @@ fn shards_args(args: &Args) -> ShardsArgs {
 async fn run(args: Args) -> Result<()> {
     let wanted = |s: Scenario| {
         args.scenario.contains(&s)
-            || (args.scenario.contains(&Scenario::All) && !matches!(s, Scenario::Batch | Scenario::Sessions))
+            || (args.scenario.contains(&Scenario::All)
+                && !matches!(s, Scenario::Batch | Scenario::Sessions | Scenario::Observe))
     };
     let dir = tempfile::Builder::new().prefix("baton-bench").tempdir_in("/tmp")?;
     let mut lab = Lab::start(dir.path()).await?;
@@ -757,6 +780,15 @@ async fn run(args: Args) -> Result<()> {
                     idle_seconds: args.scale_idle_seconds,
                 };
                 scenarios::sessions::run(&mut lab, &sessions).await?;
+            }
+            Scenario::Observe => {
+                let observe = ObserveArgs {
+                    streams: args.observe_streams,
+                    rounds: args.observe_rounds,
+                    same_names: args.observe_same_names,
+                    settle_seconds: args.observe_settle_seconds,
+                };
+                scenarios::observe::run(&mut lab, &observe).await?;
             }
             Scenario::All => unreachable!("not in ORDER"),
         }

@@ -181,7 +181,10 @@ fn describe() {
     describe_counter!("baton_agents_dead_lettered_total", "Agents moved to a dead-letter queue");
     describe_counter!("baton_agents_repaired_total", "Invalid waiting entries dropped by Acquire");
     describe_counter!("baton_leases_lost_total", "Calls that presented a lost lease, by RPC");
-    describe_counter!("baton_script_reloads_total", "Scripts or the function library loaded again after Redis lost them (NOSCRIPT, Function not found)");
+    describe_counter!(
+        "baton_script_reloads_total",
+        "Scripts or the function library loaded again after Redis lost them (NOSCRIPT, Function not found)"
+    );
     describe_counter!("baton_script_eval_fallback_total", "Scripts run by EVAL after a failed reload (degraded)");
     describe_counter!("baton_script_errors_total", "Script calls that failed");
     describe_counter!("baton_leader_claimed_total", "Terms won by Campaign, by election");

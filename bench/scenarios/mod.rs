@@ -13,6 +13,7 @@ pub mod flows;
 pub mod idle;
 pub mod leader;
 pub mod measure;
+pub mod observe;
 pub mod recovery;
 pub mod scale;
 pub mod scale_sources;

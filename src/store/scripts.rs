@@ -227,7 +227,8 @@ impl Scripts {
         }
         let mut conn = redis.conn().await?;
         let call = Call { name, script, keys, args: &args };
-        let result = if self.functions() { self.fcall(&mut conn, &call).await } else { evalsha(&mut conn, &call).await };
+        let result =
+            if self.functions() { self.fcall(&mut conn, &call).await } else { evalsha(&mut conn, &call).await };
         let value = result.map_err(|e| {
             metrics::counter!("baton_script_errors_total", "script" => name).increment(1);
             Error::from(e)
@@ -253,7 +254,10 @@ impl Scripts {
                     Err(e) if function_missing(&e) => {}
                     other => return other,
                 }
-                tracing::warn!(script = call.name, "function missing from Redis (restart or new node?); loading the library again");
+                tracing::warn!(
+                    script = call.name,
+                    "function missing from Redis (restart or new node?); loading the library again"
+                );
                 metrics::counter!("baton_script_reloads_total", "script" => call.name).increment(1);
                 match load_library(conn).await {
                     Ok(()) => conn.req_packed_command(&fcall).await.and_then(Value::extract_error),

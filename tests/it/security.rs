@@ -1317,57 +1317,6 @@ async fn a_batch_with_one_name_outside_the_scopes_is_refused_whole() {
     baton.stop().await.unwrap();
 }
 
-/// Resident memory of process `pid`, in MiB.
-fn rss_mib(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let kb: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap();
-    kb / 1024.0
-}
-
-// A measurement, not a test (run with `--ignored --nocapture`): the resident memory of a real
-// `baton serve` with 10,000 Observe streams open (10 connections of 1,000, the default limit),
-// and after they closed, over three rounds on new election names (the same names with
-// BATON_MEASURE_SAME_NAMES set). `MALLOC_ARENA_MAX` and the like pass through from the
-// environment.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore]
-async fn measure_memory_under_stream_floods() {
-    let redis = TestRedis::start().await;
-    let process = BatonProcess::spawn(|cmd| {
-        cmd.args(["--redis-url", &redis.url()]).env("RUST_LOG", "warn,baton=info");
-    });
-    let pid = process.child.id();
-    eprintln!("baseline: {:.1} MiB", rss_mib(pid));
-    for round in 0..3 {
-        let mut streams = Vec::new();
-        for c in 0..10 {
-            let channel = process.channel().await;
-            let opened = (0..1000).map(|i| {
-                let mut leaders = LeaderServiceClient::new(channel.clone());
-                async move {
-                    // BATON_MEASURE_SAME_NAMES: every round on the same names.
-                    let round = if std::env::var_os("BATON_MEASURE_SAME_NAMES").is_some() { 0 } else { round };
-                    let election = format!("flood-{round}-{c}-{i}");
-                    let mut s = leaders.observe(pb::ObserveRequest { election }).await.unwrap().into_inner();
-                    s.message().await.unwrap().unwrap();
-                    s
-                }
-            });
-            streams.extend(futures::future::join_all(opened).await);
-        }
-        eprintln!("round {round}: {} streams open: {:.1} MiB", streams.len(), rss_mib(pid));
-        drop(streams);
-        // The replica drops a channel's subscription 30 s after its last waiter left.
-        tokio::time::sleep(Duration::from_secs(35)).await;
-        eprintln!("round {round}: closed, 35 s later: {:.1} MiB", rss_mib(pid));
-    }
-}
-
 const WORKER: &str = "tok-worker";
 
 /// The series of a /metrics page: its sample lines (`name{labels} value`).
