@@ -600,6 +600,31 @@ async fn bounded_scan_and_repair() {
     assert_eq!(acquire(&mut env.client, Q, "w", 100).await.len(), 1);
 }
 
+/// FUNCTION LOAD calls Redis has run, from INFO commandstats.
+async fn library_loads(conn: &mut redis::aio::MultiplexedConnection) -> u64 {
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await.unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_function|load:calls="))
+        .and_then(|rest| rest.split(',').next()?.parse::<u64>().ok())
+        .unwrap_or(0)
+}
+
+// The first replica loads the function library; a second one of the same version finds it
+// there and loads nothing (a load blocks Redis for milliseconds), and both serve.
+#[tokio::test]
+async fn a_second_replica_finds_the_library_loaded() {
+    let mut env = Env::start().await;
+    let mut conn = env.redis.conn().await;
+    // A call answered: the replica has started (it loads the library before it serves).
+    register(&mut env.client, Q, vec![agent("a", 60_000, 30_000)]).await;
+    assert_eq!(library_loads(&mut conn).await, 1, "the first replica loaded it");
+    let other = TestBaton::start(&env.redis.url(), test_config()).await;
+    register(&mut other.agents().await, Q, vec![agent("b", 60_000, 30_000)]).await;
+    assert_eq!(library_loads(&mut conn).await, 1, "the second replica loaded nothing");
+    assert_eq!(acquire(&mut env.client, Q, "w", 2).await.len(), 2);
+    other.stop().await.unwrap();
+}
+
 // After FUNCTION FLUSH (as after a Redis restart without persistence), calls still succeed:
 // the function library is loaded again. SCRIPT FLUSH changes nothing Baton needs.
 #[tokio::test]
@@ -625,16 +650,8 @@ async fn a_flushed_function_library_is_loaded_again() {
 
     // Calls in flight when Redis lost the library load it once between them, not once each
     // (a load blocks Redis for milliseconds).
-    let loads = |conn: redis::aio::MultiplexedConnection| async move {
-        let mut conn = conn;
-        let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.unwrap();
-        info.lines()
-            .find_map(|l| l.strip_prefix("cmdstat_function|load:calls="))
-            .and_then(|rest| rest.split(',').next()?.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
     let _: () = flush.query_async(&mut conn).await.unwrap();
-    let before = loads(conn.clone()).await;
+    let before = library_loads(&mut conn).await;
     let reads = (0..20).map(|_| {
         let mut client = env.client.clone();
         async move { client.get_agent(pb::GetAgentRequest { queue: Q.into(), name: "m".into() }).await.map(drop) }
@@ -642,7 +659,7 @@ async fn a_flushed_function_library_is_loaded_again() {
     for read in futures::future::join_all(reads).await {
         read.expect("a read after FUNCTION FLUSH");
     }
-    assert_eq!(loads(conn.clone()).await - before, 1, "20 reads at once loaded the library once");
+    assert_eq!(library_loads(&mut conn).await - before, 1, "20 reads at once loaded the library once");
 }
 
 // A long poll on an empty queue is answered as soon as an agent is registered, even through
