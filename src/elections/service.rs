@@ -390,7 +390,12 @@ impl LeaderService for LeaderServiceImpl {
                 return Err(Error::Unavailable("server is shutting down".into()));
             }
             let (tx, rx) = mpsc::channel(16);
-            tokio::spawn(follow(self.store.clone(), self.wakeups.clone(), self.shutdown.clone(), req.election, tx));
+            let counted = crate::rpc::opens::Counted::new();
+            let follows = follow(self.store.clone(), self.wakeups.clone(), self.shutdown.clone(), req.election, tx);
+            tokio::spawn(async move {
+                let _counted = counted;
+                follows.await
+            });
             // Ended by a reload that revokes the caller (its task sees the receiver dropped).
             Ok(Response::new(auth::guard(grant, ReceiverStream::new(rx))))
         })

@@ -115,8 +115,9 @@ pub(crate) async fn open(
             }
         });
     }
-    crate::rpc::opens::opened();
+    let counted = crate::rpc::opens::Counted::new();
     tokio::spawn(async move {
+        let _counted = counted;
         let _open = metrics::gauge!("baton_sessions_open");
         _open.increment(1.0);
         let queue = session.queue.clone();

@@ -85,7 +85,11 @@ pub(crate) async fn open(
         tx,
         position: (0, 0),
     };
-    tokio::spawn(task.run(first));
+    let counted = crate::rpc::opens::Counted::new();
+    tokio::spawn(async move {
+        let _counted = counted;
+        task.run(first).await
+    });
     Ok(rx)
 }
 

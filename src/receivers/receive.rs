@@ -86,8 +86,9 @@ pub(crate) async fn open(
     let (tx, rx) = mpsc::channel(4);
     let shutdown = service.shutdown.clone();
     let grace = Duration::from_millis(service.config.orphan_cleanup.stream_grace_ms);
-    crate::rpc::opens::opened();
+    let counted = crate::rpc::opens::Counted::new();
     tokio::spawn(async move {
+        let _counted = counted;
         let _open = metrics::gauge!("baton_receive_streams_open");
         _open.increment(1.0);
         if let Err(e) = consumer.run(inbound, &tx, &waiter.notify, &shutdown).await {

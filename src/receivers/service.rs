@@ -268,13 +268,18 @@ impl ScheduleService for ScheduleServiceImpl {
             let req = request.into_inner();
             let limits = self.delivery_limits("", &req)?;
             let (tx, rx) = mpsc::channel(16);
-            tokio::spawn(deliver_loop(
+            let counted = crate::rpc::opens::Counted::new();
+            let delivers = deliver_loop(
                 self.store.clone(),
                 self.wakeups.clone(),
                 self.shutdown.clone(),
                 Subscription { receiver: req.receiver, consumer: req.consumer_id, limits, grant: grant.clone() },
                 tx,
-            ));
+            );
+            tokio::spawn(async move {
+                let _counted = counted;
+                delivers.await
+            });
             Ok(Response::new(auth::guard(grant, ReceiverStream::new(rx))))
         })
         .await

@@ -1,13 +1,14 @@
-//! Streams opened in this process (Session, Receive), for `runtime::trim`: after a burst of
-//! opens, the allocator's free memory goes back to the system. The allocator is the process's,
-//! so the count is too; a process that never runs the trim pays one atomic add per stream.
+//! Streams opened and ended in this process (Session, Receive, Observe, WatchAgent, Subscribe),
+//! for `runtime::trim`: after a burst of opens or of ends, the allocator's free memory goes back
+//! to the system. The allocator is the process's, so the count is too; a process that never
+//! runs the trim pays one atomic add per stream opened and one per stream ended.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::Notify;
 
-/// Streams opened since the last trim, and who waits for them.
+/// Streams opened or ended since the last trim, and who waits for them.
 pub(crate) struct Opens {
     count: AtomicU64,
     notify: Notify,
@@ -18,7 +19,7 @@ impl Opens {
         Self { count: AtomicU64::new(0), notify: Notify::const_new() }
     }
 
-    /// One stream opened.
+    /// One stream opened or ended.
     pub(crate) fn opened(&self) {
         self.count.fetch_add(1, Ordering::Relaxed);
         self.notify.notify_one();
@@ -42,9 +43,25 @@ impl Opens {
 
 pub(crate) static OPENS: Opens = Opens::new();
 
-/// A stream opened (Session, Receive).
-pub(crate) fn opened() {
-    OPENS.opened();
+/// A stream, counted when it opens and again when it ends (dropped): a flood of streams that
+/// ends leaves as much memory free in the allocator as it took. The stream's task holds it.
+pub(crate) struct Counted(&'static Opens);
+
+impl Counted {
+    pub(crate) fn new() -> Self {
+        Self::on(&OPENS)
+    }
+
+    fn on(opens: &'static Opens) -> Self {
+        opens.opened();
+        Counted(opens)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.opened();
+    }
 }
 
 #[cfg(test)]
@@ -52,6 +69,17 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
+
+    /// A stream counts when it opens and again when it ends: a burst of streams ending (a flood
+    /// closing) is followed by a trim as a burst of opens is.
+    #[test]
+    fn a_stream_counts_when_it_opens_and_when_it_ends() {
+        static COUNTED: Opens = Opens::new();
+        let streams: Vec<Counted> = (0..3).map(|_| Counted::on(&COUNTED)).collect();
+        assert_eq!(COUNTED.count.load(Ordering::Relaxed), 3);
+        drop(streams);
+        assert_eq!(COUNTED.count.load(Ordering::Relaxed), 6);
+    }
 
     /// One trim per burst, after the burst: none while streams keep opening, none for a few.
     #[tokio::test(start_paused = true)]

@@ -1,4 +1,5 @@
-//! Gives the allocator's free memory back to the system once a burst of streams has opened.
+//! Gives the allocator's free memory back to the system once a burst of streams has opened, or
+//! ended.
 //!
 //! Every stream starts an acquire as soon as it opens, so a burst of opens (a fleet starting, or
 //! reconnecting after a replica restarted) has a round in flight per stream at once. When those
@@ -9,7 +10,11 @@
 //! heap, holding each arena's lock in turn: milliseconds at hundreds of MB) never runs while
 //! streams keep opening, nor more than once per burst.
 //!
-//! A stream counts itself (`rpc::opens::opened`); the binary runs [`run`].
+//! The same holds when a burst of streams ends (a flood of Observe streams closing, a fleet
+//! going away): what they held is free in the allocator, and kept there, until a trim.
+//!
+//! A stream counts itself when it opens and when it ends (`rpc::opens::Counted`); the binary
+//! runs [`run`].
 
 use std::time::Duration;
 
