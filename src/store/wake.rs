@@ -162,7 +162,25 @@ impl Drop for Waiter {
 /// An election's events, while followed.
 pub struct ElectionEvents {
     rx: broadcast::Receiver<ElectionSignal>,
+    election: String,
+    inner: Arc<Inner>,
     _interest: Interest,
+}
+
+impl Drop for ElectionEvents {
+    /// The last stream of an election on this replica forgets it: Observe on names nobody
+    /// campaigns in (a flood of made-up names) leaves nothing behind.
+    fn drop(&mut self) {
+        forget_if_last(&self.inner.elections, &self.election);
+    }
+}
+
+/// Forgets `key`'s sender in `map` when the receiver being dropped is its last.
+fn forget_if_last<T>(map: &Mutex<HashMap<String, broadcast::Sender<T>>>, key: &str) {
+    let mut map = map.lock().expect("wakeups lock");
+    if map.get(key).is_some_and(|tx| tx.receiver_count() <= 1) {
+        map.remove(key);
+    }
 }
 
 impl ElectionEvents {
@@ -175,7 +193,18 @@ impl ElectionEvents {
 /// wake-ups ([`Wakeups::watch`]).
 pub struct Changes {
     rx: broadcast::Receiver<()>,
+    /// Its sender's key, in `inner.watchers` or `inner.pools`.
+    key: String,
+    pool: bool,
+    inner: Arc<Inner>,
     _interests: Vec<Interest>,
+}
+
+impl Drop for Changes {
+    /// The last follower of a source on this replica forgets it.
+    fn drop(&mut self) {
+        forget_if_last(if self.pool { &self.inner.pools } else { &self.inner.watchers }, &self.key);
+    }
 }
 
 impl Changes {
@@ -220,10 +249,7 @@ pub struct AgentEvents {
 impl Drop for AgentEvents {
     /// The last stream of an agent on this replica forgets it.
     fn drop(&mut self) {
-        let mut agents = self.inner.agents.lock().expect("wakeups lock");
-        if agents.get(&self.key).is_some_and(|tx| tx.receiver_count() <= 1) {
-            agents.remove(&self.key);
-        }
+        forget_if_last(&self.inner.agents, &self.key);
     }
 }
 
@@ -384,7 +410,7 @@ impl Wakeups {
         let mut elections = self.inner.elections.lock().expect("wakeups lock");
         let rx =
             elections.entry(election.to_string()).or_insert_with(|| broadcast::channel(ELECTION_BUFFER).0).subscribe();
-        Ok(ElectionEvents { rx, _interest: interest })
+        Ok(ElectionEvents { rx, election: election.to_string(), inner: self.inner.clone(), _interest: interest })
     }
 
     /// The notifier of one waiting claim in the line of `pool` (a physical pool, whose channel
@@ -450,9 +476,10 @@ impl Wakeups {
         for shard in shards {
             interests.push(self.interest(kind, shard).await?);
         }
+        let key = waiter_key(kind, name);
         let mut watchers = self.inner.watchers.lock().expect("wakeups lock");
-        let rx = watchers.entry(waiter_key(kind, name)).or_insert_with(|| broadcast::channel(1).0).subscribe();
-        Ok(Changes { rx, _interests: interests })
+        let rx = watchers.entry(key.clone()).or_insert_with(|| broadcast::channel(1).0).subscribe();
+        Ok(Changes { rx, key, pool: false, inner: self.inner.clone(), _interests: interests })
     }
 
     /// Follows a pool's changes, on any of its `shards` (its physical pools).
@@ -463,7 +490,7 @@ impl Wakeups {
         }
         let mut pools = self.inner.pools.lock().expect("wakeups lock");
         let rx = pools.entry(pool.to_string()).or_insert_with(|| broadcast::channel(1).0).subscribe();
-        Ok(Changes { rx, _interests: interests })
+        Ok(Changes { rx, key: pool.to_string(), pool: true, inner: self.inner.clone(), _interests: interests })
     }
 
     /// Handles one message on a channel this replica follows, as bytes: an agent update may
@@ -878,5 +905,45 @@ impl LeaderEvent {
         let leader = f.next()?.to_string();
         let at_ms = f.next()?.parse().ok()?;
         Some(Self { election, kind, token, leader, at_ms })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn followed(wakeups: &Wakeups) -> [usize; 4] {
+        let inner = &wakeups.inner;
+        [
+            inner.elections.lock().unwrap().len(),
+            inner.watchers.lock().unwrap().len(),
+            inner.pools.lock().unwrap().len(),
+            inner.agents.lock().unwrap().len(),
+        ]
+    }
+
+    /// A replica forgets an election, a watched source, a pool and a watched agent when the
+    /// last stream that followed it ends, so streams on ever new names (an Observe flood on
+    /// made-up elections) leave nothing behind.
+    #[tokio::test]
+    async fn what_streams_follow_is_forgotten_with_the_last_of_them() {
+        let redis = crate::testing::TestRedis::start().await;
+        let core = redis.stores().await.core;
+        let wakeups = Wakeups::new(core.keys().clone());
+        let stop = CancellationToken::new();
+        let follower = tokio::spawn(wakeups.clone().run(core.feed(), stop.clone()));
+        let one = wakeups.election("e").await.unwrap();
+        let two = wakeups.election("e").await.unwrap();
+        let other = wakeups.election("f").await.unwrap();
+        let watch = wakeups.watch(ChannelKind::Queue, "q", &["q".to_string()]).await.unwrap();
+        let pool = wakeups.pool("p", &["p".to_string()]).await.unwrap();
+        let agent = wakeups.watch_agent("q", "a").await.unwrap();
+        assert_eq!(followed(&wakeups), [2, 1, 1, 1]);
+        drop(one);
+        assert_eq!(followed(&wakeups), [2, 1, 1, 1], "e still has a stream");
+        drop((two, other, watch, pool, agent));
+        assert_eq!(followed(&wakeups), [0, 0, 0, 0]);
+        stop.cancel();
+        follower.await.unwrap();
     }
 }
