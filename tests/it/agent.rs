@@ -757,3 +757,35 @@ async fn labels_never_pass_for_definition_fields() {
     let done = env.client.complete(complete_req(&l, pb::Outcome::Success)).await.unwrap().into_inner();
     assert!(done.removed, "interval 0: a one-shot agent, removed");
 }
+
+/// Many leases held at once are looked up by name in hash tables, not in listpacks Redis
+/// searches from one end: once 16 are held, `working` and `leases` are converted, and nothing
+/// of the conversion stays behind; a lease end and a grant still find them. Below 16 they are
+/// left as Redis made them.
+#[tokio::test]
+async fn many_leases_held_are_kept_in_hash_tables() {
+    let mut env = Env::start().await;
+    let c = &mut env.client;
+    register(c, Q, (0..40).map(|i| agent(&format!("a{i}"), 0, 30_000)).collect()).await;
+    let mut conn = env.redis.conn().await;
+    let (working, leases) = (format!("baton:{{q:{Q}}}:working"), format!("baton:{{q:{Q}}}:leases"));
+    let few = acquire(c, Q, "w", 15).await;
+    assert_eq!(few.len(), 15);
+    assert_eq!(encoding(&mut conn, &working).await, "listpack", "15 held: left as Redis made it");
+    assert_eq!(encoding(&mut conn, &leases).await, "listpack");
+    let more = acquire(c, Q, "w", 1).await;
+    assert_eq!(more.len(), 1);
+    assert_eq!(encoding(&mut conn, &working).await, "skiplist", "16 held");
+    assert_eq!(encoding(&mut conn, &leases).await, "hashtable");
+    let held: usize = redis::cmd("ZCARD").arg(&working).query_async(&mut conn).await.unwrap();
+    let records: usize = redis::cmd("HLEN").arg(&leases).query_async(&mut conn).await.unwrap();
+    assert_eq!((held, records), (16, 16), "the element that converted them is gone");
+    let l = &few[0];
+    let done = c.complete(complete_req(l, pb::Outcome::Success)).await.unwrap().into_inner();
+    assert!(done.removed);
+    assert_eq!(acquire(c, Q, "w", 30).await.len(), 24, "the rest are granted");
+}
+
+async fn encoding(conn: &mut redis::aio::MultiplexedConnection, key: &str) -> String {
+    redis::cmd("OBJECT").arg("ENCODING").arg(key).query_async(conn).await.unwrap()
+}
