@@ -91,6 +91,18 @@ impl Error {
         Error::InvalidArgument { field: field.into(), reason: reason.into() }
     }
 
+    /// The same error with the field it names placed within `prefix` ("completions[3]."): an
+    /// item of a batch is checked with its own field names, and the item's place is written
+    /// only when it fails (the hot path formats nothing). Other errors are unchanged.
+    pub fn within(self, prefix: std::fmt::Arguments<'_>) -> Self {
+        match self {
+            Error::InvalidArgument { field, reason } => {
+                Error::InvalidArgument { field: format!("{prefix}{field}"), reason }
+            }
+            e => e,
+        }
+    }
+
     /// The UPPER_SNAKE reason sent in `ErrorInfo`.
     pub fn reason(&self) -> &'static str {
         match self {

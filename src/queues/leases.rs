@@ -18,21 +18,21 @@ use crate::rpc::{duration, timestamp};
 const MAX_ERROR_CLASS_BYTES: usize = 256;
 
 /// A completion from the wire (Complete, CompleteBatch, Session), validated: its outcome as
-/// sent or as the server classifies it, its message clipped to max_message_bytes.
-pub(crate) fn completion(limits: &crate::config::Limits, field: &str, r: pb::CompleteRequest) -> Result<Completion> {
-    validate::name(&format!("{field}queue"), &r.queue)?;
-    validate::agent_name(&format!("{field}name"), &r.name)?;
-    validate::token(&format!("{field}token"), r.token)?;
-    if let Some(w) = r.wait_for.clone() {
-        return waiting(limits, field, &w, r);
+/// sent or as the server classifies it, its message clipped to max_message_bytes. Errors name
+/// the completion's own fields; an item of a batch places them with `Error::within`.
+pub(crate) fn completion(limits: &crate::config::Limits, mut r: pb::CompleteRequest) -> Result<Completion> {
+    validate::name("queue", &r.queue)?;
+    validate::agent_name("name", &r.name)?;
+    validate::token("token", r.token)?;
+    if let Some(w) = r.wait_for.take() {
+        return waiting(limits, &w, r);
     }
-    validate::size(&format!("{field}error_class"), r.error_class.len(), MAX_ERROR_CLASS_BYTES)?;
-    let outcome = outcome(field, r.outcome, &r.error_class, r.http_status)?;
+    validate::size("error_class", r.error_class.len(), MAX_ERROR_CLASS_BYTES)?;
+    let outcome = outcome(r.outcome, &r.error_class, r.http_status)?;
     let retry_after_ms =
-        validate::duration_ms(&format!("{field}retry_after"), r.retry_after.as_ref(), limits.max_duration_ms)?
-            .unwrap_or(0);
-    validate::request_id(&format!("{field}request_id"), &r.request_id)?;
-    validate::size(&format!("{field}result"), r.result.len(), limits.max_result_bytes)?;
+        validate::duration_ms("retry_after", r.retry_after.as_ref(), limits.max_duration_ms)?.unwrap_or(0);
+    validate::request_id("request_id", &r.request_id)?;
+    validate::size("result", r.result.len(), limits.max_result_bytes)?;
     let clipped = r.message.len() > limits.max_message_bytes;
     let message = if clipped { crate::error::clip(&r.message, limits.max_message_bytes) } else { r.message };
     Ok(Completion {
@@ -52,10 +52,9 @@ pub(crate) fn completion(limits: &crate::config::Limits, field: &str, r: pb::Com
 /// A completion that ends its lease by waiting (`wait_for`): nothing of a finish may come with
 /// it (an outcome other than SUCCESS, a message, retry_after, error_class, http_status, a
 /// result), INVALID_ARGUMENT naming the field.
-fn waiting(limits: &crate::config::Limits, field: &str, w: &pb::WaitFor, r: pb::CompleteRequest) -> Result<Completion> {
-    let wait = wait_for(limits, &format!("{field}wait_for"), w)?;
-    let with =
-        |name: &str| Error::invalid(format!("{field}{name}"), "must be empty with wait_for (the run is not over)");
+fn waiting(limits: &crate::config::Limits, w: &pb::WaitFor, r: pb::CompleteRequest) -> Result<Completion> {
+    let wait = wait_for(limits, "wait_for", w)?;
+    let with = |name: &str| Error::invalid(name, "must be empty with wait_for (the run is not over)");
     if r.outcome != pb::Outcome::Unspecified as i32 && r.outcome != pb::Outcome::Success as i32 {
         return Err(with("outcome"));
     }
@@ -74,7 +73,7 @@ fn waiting(limits: &crate::config::Limits, field: &str, w: &pb::WaitFor, r: pb::
     if !r.result.is_empty() {
         return Err(with("result"));
     }
-    validate::request_id(&format!("{field}request_id"), &r.request_id)?;
+    validate::request_id("request_id", &r.request_id)?;
     Ok(Completion {
         queue: r.queue,
         name: r.name,
@@ -356,14 +355,11 @@ pub(crate) fn agent_pb(def: AgentDef) -> pb::Agent {
     }
 }
 
-/// The outcome of a completion (`field` prefixes its fields' names): as sent, or, when it is
-/// unspecified, the server's classification of the handler's HTTP status or error class.
-pub(crate) fn outcome(field: &str, value: i32, error_class: &str, http_status: u32) -> Result<Outcome> {
+/// The outcome of a completion: as sent, or, when it is unspecified, the server's
+/// classification of the handler's HTTP status or error class.
+pub(crate) fn outcome(value: i32, error_class: &str, http_status: u32) -> Result<Outcome> {
     if http_status != 0 && !(100..=599).contains(&http_status) {
-        return Err(Error::invalid(
-            format!("{field}http_status"),
-            format!("must be 100-599 (or 0: none), got {http_status}"),
-        ));
+        return Err(Error::invalid("http_status", format!("must be 100-599 (or 0: none), got {http_status}")));
     }
     if value == pb::Outcome::Unspecified as i32 {
         if http_status != 0 {
@@ -373,11 +369,10 @@ pub(crate) fn outcome(field: &str, value: i32, error_class: &str, http_status: u
             return Ok(crate::queues::classify::error_class(error_class));
         }
         return Err(Error::invalid(
-            format!("{field}outcome"),
+            "outcome",
             "is required, unless error_class or http_status is set for the server to classify",
         ));
     }
-    let field = format!("{field}outcome");
     match pb::Outcome::try_from(value) {
         Ok(pb::Outcome::Success) => Ok(Outcome::Success),
         Ok(pb::Outcome::PermanentForbidden) => Ok(Outcome::PermanentForbidden),
@@ -386,6 +381,6 @@ pub(crate) fn outcome(field: &str, value: i32, error_class: &str, http_status: u
         Ok(pb::Outcome::ServerError) => Ok(Outcome::ServerError),
         Ok(pb::Outcome::Unknown) => Ok(Outcome::Unknown),
         Ok(pb::Outcome::Unspecified) => unreachable!("handled above"),
-        Err(_) => Err(Error::invalid(field, format!("unknown value {value}"))),
+        Err(_) => Err(Error::invalid("outcome", format!("unknown value {value}"))),
     }
 }

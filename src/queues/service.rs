@@ -224,10 +224,9 @@ impl AgentServiceImpl {
         self.config.limits.max_batch as usize
     }
 
-    /// A completion, validated; `field` prefixes the names of its fields in errors ("" for a
-    /// lone Complete, "completions[3]." in a batch).
-    pub(crate) fn completion(&self, field: &str, r: pb::CompleteRequest) -> Result<Completion> {
-        completion(&self.config.limits, field, r)
+    /// A completion, validated; errors name its own fields (a batch places them: `Error::within`).
+    pub(crate) fn completion(&self, r: pb::CompleteRequest) -> Result<Completion> {
+        completion(&self.config.limits, r)
     }
 }
 
@@ -506,7 +505,7 @@ impl AgentService for AgentServiceImpl {
         observe("Complete", async {
             auth::authorize(&request)?;
             let r = request.into_inner();
-            let c = self.completion("", r)?;
+            let c = self.completion(r)?;
             let done = self.store.complete(&c).await.inspect_err(|e| {
                 if matches!(e, Error::LeaseLost(_)) {
                     metrics::counter!("baton_leases_lost_total", "rpc" => "Complete").increment(1);
@@ -533,7 +532,7 @@ impl AgentService for AgentServiceImpl {
                 .completions
                 .into_iter()
                 .enumerate()
-                .map(|(i, r)| self.completion(&format!("completions[{i}]."), r))
+                .map(|(i, r)| self.completion(r).map_err(|e| e.within(format_args!("completions[{i}]."))))
                 .collect::<Result<Vec<_>>>()?;
             let done = self.store.complete_batch(&items).await?;
             Ok(Response::new(pb::CompleteBatchResponse { results: complete_results(&items, done) }))

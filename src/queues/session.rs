@@ -223,26 +223,21 @@ impl Session {
                 result: c.result,
                 wait_for: c.wait_for,
             };
-            completions.push(crate::queues::leases::completion(
-                &self.config.limits,
-                &format!("completions[{i}]."),
-                wire,
-            )?);
+            let c = crate::queues::leases::completion(&self.config.limits, wire);
+            completions.push(c.map_err(|e| e.within(format_args!("completions[{i}].")))?);
         }
         for (i, h) in m.heartbeats.iter().enumerate() {
-            validate::agent_name(&format!("heartbeats[{i}].name"), &h.name)?;
-            validate::token(&format!("heartbeats[{i}].token"), h.token)?;
-            validate::progress(&format!("heartbeats[{i}].progress"), &h.progress)?;
+            let valid = validate::agent_name("name", &h.name)
+                .and_then(|()| validate::token("token", h.token))
+                .and_then(|()| validate::progress("progress", &h.progress));
+            valid.map_err(|e| e.within(format_args!("heartbeats[{i}].")))?;
         }
         let mut releases = Vec::with_capacity(m.releases.len());
         for (i, r) in m.releases.iter().enumerate() {
-            validate::agent_name(&format!("releases[{i}].name"), &r.name)?;
-            validate::token(&format!("releases[{i}].token"), r.token)?;
-            let delay = validate::duration_ms(
-                &format!("releases[{i}].delay"),
-                r.delay.as_ref(),
-                self.config.limits.max_duration_ms,
-            )?;
+            let delay = validate::agent_name("name", &r.name)
+                .and_then(|()| validate::token("token", r.token))
+                .and_then(|()| validate::duration_ms("delay", r.delay.as_ref(), self.config.limits.max_duration_ms))
+                .map_err(|e| e.within(format_args!("releases[{i}].")))?;
             releases.push((r.name.clone(), r.token, delay.unwrap_or(0)));
         }
         self.credit = credit;
