@@ -4,6 +4,7 @@
 pub mod embedded;
 pub mod leadership;
 pub(crate) mod monitor;
+pub(crate) mod names;
 pub(crate) mod sweep;
 pub mod trim;
 

@@ -12,7 +12,8 @@
 //! - the orphan sweep takes back, at once, the leases of workers silent for the orphan
 //!   threshold (ORPHANED, due again immediately) and gives back pool resources handed to
 //!   claims that were never picked up (their replica died); every `repair_interval_ms` it also
-//!   repairs working entries with no lease record and names that are only digits, and forgets
+//!   repairs working entries with no lease record and names that are only digits (a bounded
+//!   slice of each queue per pass, `runtime::names`), and forgets
 //!   dead workers that hold nothing. For one threshold after this replica starts, and after
 //!   Redis failed it, it declares nobody dead: workers whose heartbeats could not get through
 //!   are heard first;
@@ -41,6 +42,7 @@ use crate::error::Result;
 use crate::queues::sweep::{ReapKind, Reaped, Suspect};
 
 use crate::runtime::leadership::Leadership;
+use crate::runtime::names::NameRepair;
 
 use crate::store::wake::Wakeups;
 
@@ -92,6 +94,7 @@ pub(crate) fn spawn(
         discovered: std::sync::atomic::AtomicBool::new(false),
         censused: std::sync::atomic::AtomicBool::new(false),
         census_cursor: Mutex::new("0".into()),
+        names: NameRepair::default(),
         exceptional: match config.zombie_cleanup.exceptional_pattern.as_str() {
             "" => None,
             p => Some(Regex::new(p).expect("checked by Config::check")),
@@ -160,6 +163,8 @@ struct Sweeper {
     censused: std::sync::atomic::AtomicBool,
     /// Where the census goes on (an SSCAN cursor of the queue registry; "0": from the start).
     census_cursor: Mutex<String>,
+    /// Where each queue's repair of numeric-only names goes on.
+    names: NameRepair,
 }
 
 /// Counts of one pass.
@@ -382,9 +387,8 @@ impl Sweeper {
             }
             due
         };
-        if repair {
-            tally.repaired += self.census(budget).await?;
-        }
+        // The census's slice of the registry, repaired below with the active queues.
+        let censused = if repair { self.census().await? } else { Vec::new() };
         let (now_ms, active) = self.store.queues.active_queues().await?;
         let queues: Vec<String> = active.iter().map(|a| a.queue.clone()).collect();
         tally.queues += queues.len();
@@ -407,8 +411,8 @@ impl Sweeper {
                 }
             }
         }
-        // Repairs: every active queue, every `repair_interval_ms` (the census repairs names in
-        // the others).
+        // Repairs, every `repair_interval_ms`: dead workers in every active queue; numeric-only
+        // names in those and in the census's slice, each queue once (a bounded slice of it).
         for queue in queues.iter().filter(|_| repair) {
             if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
                 return Ok(());
@@ -416,7 +420,15 @@ impl Sweeper {
             // Reads every lease record of the queue in one script: skipped above 1,000 of them, so the
             // call stays short; dead workers are forgotten once the queue holds fewer.
             self.store.queues.forget_workers(queue, o.threshold_ms, 1_000).await?;
-            tally.repaired += self.repair_names(queue, budget).await?;
+        }
+        if repair && o.remove_numeric_only_agents {
+            let mut seen = std::collections::HashSet::new();
+            for queue in censused.iter().chain(&queues).filter(|q| seen.insert(q.as_str())) {
+                if budget.is_some_and(|b| Instant::now() >= b) || !self.on_duty() {
+                    return Ok(());
+                }
+                tally.repaired += self.names.step(&self.store.queues, queue, budget).await?;
+            }
         }
         if repair {
             let retired = self.store.queues.retire_idle(now_ms, &active).await?;
@@ -436,34 +448,14 @@ impl Sweeper {
         Ok(())
     }
 
-    /// Removes numeric-only names from one queue's waiting and working sets, in pages (when
-    /// `orphan_cleanup.remove_numeric_only_agents`); returns how many.
-    async fn repair_names(&self, queue: &str, budget: Option<Instant>) -> Result<u64> {
-        let mut repaired = 0;
-        if !self.config.orphan_cleanup.remove_numeric_only_agents {
-            return Ok(0);
-        }
-        for set in ["waiting", "working"] {
-            let mut cursor = "0".to_string();
-            loop {
-                let (next, removed) = self.store.queues.repair_names(queue, set, &cursor, PAGE).await?;
-                repaired += removed;
-                cursor = next;
-                if cursor == "0" || budget.is_some_and(|b| Instant::now() >= b) {
-                    break;
-                }
-            }
-        }
-        Ok(repaired)
-    }
-
     /// The census (see `store::active`): one slice of about [`CENSUS`] registered queues per
-    /// repair pass, marking those that hold leases or workers and repairing their names; every
-    /// queue when this replica first sweeps. So what the index does not know of yet (data from
+    /// repair pass, marking those that hold leases or workers, and returned for the repair of
+    /// their names (`NameRepair`: a bounded slice of each); every queue when this replica first
+    /// sweeps. So what the index does not know of yet (data from
     /// before it, entries written behind Baton's back) is found within a bounded number of
     /// passes, at a cost per pass that does not grow with the number of queues.
-    async fn census(&self, budget: Option<Instant>) -> Result<u64> {
-        let mut repaired = 0;
+    async fn census(&self) -> Result<Vec<String>> {
+        let mut found = Vec::new();
         let whole = !self.censused.swap(true, std::sync::atomic::Ordering::Relaxed);
         loop {
             let cursor = self.census_cursor.lock().expect("sweeper lock").clone();
@@ -476,14 +468,9 @@ impl Sweeper {
                 }
             };
             *self.census_cursor.lock().expect("sweeper lock") = next.clone();
-            for queue in &queues {
-                if budget.is_some_and(|b| Instant::now() >= b) {
-                    return Ok(repaired);
-                }
-                repaired += self.repair_names(queue, budget).await?;
-            }
+            found.extend(queues);
             if next == "0" || !whole {
-                return Ok(repaired);
+                return Ok(found);
             }
         }
     }

@@ -65,3 +65,52 @@ async fn leadership_steps_down_before_its_term_can_expire() {
     stop.cancel();
     task.await.unwrap();
 }
+
+/// ZSCAN commands Redis has run (inside scripts too), from INFO commandstats.
+async fn zscans(conn: &mut redis::aio::MultiplexedConnection) -> usize {
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await.unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_zscan:calls="))
+        .and_then(|rest| rest.split(',').next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+// The repair of numeric-only names reads a bounded slice of a queue per pass, whatever its size,
+// and goes on where it stopped, so a corrupt name anywhere in it is still found.
+#[tokio::test]
+async fn a_repair_pass_reads_a_bounded_slice_of_a_large_queue() {
+    use crate::runtime::names::{NameRepair, PAGE, PAGES};
+    let redis = TestRedis::start().await;
+    let stores = redis.stores().await;
+    let mut conn = redis.conn().await;
+    let (waiting, defs) = ("baton:{q:big}:waiting", "baton:{q:big}:defs");
+    // Three passes' worth of entries (the repair reads names only), and one corrupt name.
+    let n = 3 * PAGES * PAGE as usize;
+    for chunk in (0..n).collect::<Vec<_>>().chunks(1_000) {
+        let mut zadd = redis::cmd("ZADD");
+        zadd.arg(waiting);
+        for i in chunk {
+            zadd.arg(*i as u64).arg(format!("agent-{i}"));
+        }
+        let _: () = zadd.query_async(&mut conn).await.unwrap();
+    }
+    let _: () = redis::cmd("ZADD").arg(waiting).arg(1).arg("12345").query_async(&mut conn).await.unwrap();
+    let _: () = redis::cmd("HSET").arg(defs).arg("12345").arg("{}").query_async(&mut conn).await.unwrap();
+    let repair = NameRepair::default();
+    let mut passes = 0;
+    loop {
+        let before = zscans(&mut conn).await;
+        let repaired = repair.step(&stores.queues, "big", None).await.unwrap();
+        let read = zscans(&mut conn).await - before;
+        passes += 1;
+        assert!(read <= PAGES, "pass {passes} made {read} script calls, more than {PAGES}");
+        if repaired == 1 {
+            break;
+        }
+        assert!(passes < 6, "the corrupt name was not found in {passes} passes over {n} entries");
+    }
+    let left: bool = redis::cmd("HEXISTS").arg(defs).arg("12345").query_async(&mut conn).await.unwrap();
+    assert!(!left);
+    let count: usize = redis::cmd("ZCARD").arg(waiting).query_async(&mut conn).await.unwrap();
+    assert_eq!(count, n, "only the corrupt name was removed");
+}

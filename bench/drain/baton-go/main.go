@@ -6,6 +6,9 @@
 // ran twice or never.
 //
 //	baton-drain <baton address> <jobs> <concurrency>
+//
+// BATON_DRAIN_CPUPROFILE=FILE writes a Go CPU profile of the drain (from the worker's start to
+// the end) to FILE, for `go tool pprof -top <binary> FILE`.
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -64,6 +68,16 @@ func main() {
 	w := baton.NewWorker(client, queue, "drain-1")
 	w.MaxLeases = concurrency
 	ctx, stop := context.WithCancel(context.Background())
+	if path := os.Getenv("BATON_DRAIN_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	stopped := make(chan error)
 	go func() {
