@@ -192,7 +192,8 @@ local function grant(K, names, keys, known)
 end
 
 -- After a call's grants: `working` and `leases` leave their listpack once WIDE_LEASES are held
--- (one OBJECT ENCODING per granting call; four more commands once, when the keys convert).
+-- (one OBJECT ENCODING per granting call, and a ZCARD while `working` is still a listpack; four
+-- more commands once, when the keys convert).
 local function widenLeases(K)
   local encoding = rcall('OBJECT', 'ENCODING', K.working)
   if encoding ~= 'listpack' and encoding ~= 'ziplist' then return end
