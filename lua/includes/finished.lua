@@ -107,11 +107,18 @@ local function freezeChildren(name, from, record, now)
   F.outboxed = F.outboxed + 1
 end
 
+-- In a script that releases children here (F.direct, set by completeAgents), a finish that
+-- does not cascade leaves its children in place and is listed in F.direct; the script then
+-- releases them from their live set (releaseDirect), or freezes them as here when it cannot.
 local function outboxChildren(name, record, now)
   if not hasChildren() or rcall('SREM', F.fanout, name) == 0 then return false end
   local from = memberKey(F.children, name)
   if rcall('EXISTS', from) == 0 then return true end
-  freezeChildren(name, from, record, now)
+  if F.direct and not cascades(record) then
+    F.direct[#F.direct + 1] = { name, record }
+  else
+    freezeChildren(name, from, record, now)
+  end
   return true
 end
 

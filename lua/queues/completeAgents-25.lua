@@ -132,6 +132,9 @@ flowKeys(K, A.resultTtlMs, A.resultMax)
 stepsKeys(K.steps)
 local items = A.items
 local count = #items
+-- Children of this queue are released at the end straight from their parents' live sets
+-- where they can be (releaseDirect), not through outbox entries written and read here.
+if A.releaseLimit > 0 then F.direct = {} end
 
 local names = {}
 for i = 1, count do names[i] = items[i].name end
@@ -235,15 +238,18 @@ end
 -- Children of this queue whose parents finished here are due now, not after a call of the
 -- flows task; the outbox is announced only when something is left in it.
 local released = 0
-if F.outboxed > 0 and A.releaseLimit > 0 then
+if (F.direct and #F.direct > 0) or (F.outboxed > 0 and A.releaseLimit > 0) then
   local r = {
     waiting = K.waiting, defs = K.defs, payloads = K.payloads, pending = K.pending, stats = K.stats,
     leases = K.leases, streaks = K.streaks, dlq = K.dlq, dlqinfo = K.dlqinfo, cron = K.cron,
     channel = channel, queue = queue,
   }
-  local rest
-  released, rest = releasePage(r, '+inf', A.releaseLimit, now)
-  if #rest == 0 and rcall('EXISTS', F.outbox) == 0 then F.outboxed = 0 end
+  released = releaseDirect(r, A.releaseLimit, now)
+  if F.outboxed > 0 and released < A.releaseLimit then
+    local here, rest = releasePage(r, '+inf', A.releaseLimit - released, now)
+    released = released + here
+    if #rest == 0 and rcall('EXISTS', F.outbox) == 0 then F.outboxed = 0 end
+  end
 end
 out[#out + 1] = endFinished(channel, queue, now)
 out[#out + 1] = released

@@ -329,6 +329,27 @@ async fn children_in_the_parents_queue_are_released_by_the_finishing_script() {
     let b = due_now(&mut c, "q").await;
     assert_eq!(b.len(), 1, "the child is due when the Complete returns");
     assert_eq!((b[0].name.as_str(), b[0].parents[0].result.as_slice()), ("b", &b"from a"[..]));
+    // Released from the parent's own set of children: no outbox entry was written and read
+    // (its sequence counter, `#` in outboxres, would be left behind), and no set is left.
+    for key in ["outboxres", "children:a"] {
+        let n: i64 = redis::cmd("EXISTS").arg(format!("baton:{{q:q}}:{key}")).query_async(&mut conn).await.unwrap();
+        assert_eq!(n, 0, "{key} after a chain step");
+    }
+
+    // An older entry in the outbox goes first: a finish then takes the outbox, and the script
+    // releases both, oldest first.
+    let outbox_store = outbox_only(&redis).await;
+    register(&mut c, "o", vec![one_shot("old"), one_shot("new")]).await;
+    register(&mut c, "o", vec![after("old-child", &[("", "old")]), after("new-child", &[("", "new")])]).await;
+    let leases = acquire_n(&mut c, "o", 2).await;
+    let (old, new) = if leases[0].name == "old" { (&leases[0], &leases[1]) } else { (&leases[1], &leases[0]) };
+    outbox_store.queues.complete(&success("o", old, b"")).await.unwrap();
+    assert_eq!(outbox(&mut conn, "o").await, 1, "left for the flows task");
+    store.queues.complete(&success("o", new, b"")).await.unwrap();
+    let mut due: Vec<String> = due_now(&mut c, "o").await.into_iter().map(|l| l.name).collect();
+    due.sort();
+    assert_eq!(due, ["new-child", "old-child"]);
+    assert_eq!(outbox(&mut conn, "o").await, 0);
 
     // Three children, an inline limit of two: two now, one through the outbox.
     config.flows.release_inline = 2;
