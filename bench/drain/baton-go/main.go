@@ -8,7 +8,8 @@
 //	baton-drain <baton address> <jobs> <concurrency>
 //
 // BATON_DRAIN_CPUPROFILE=FILE writes a Go CPU profile of the drain (from the worker's start to
-// the end) to FILE, for `go tool pprof -top <binary> FILE`.
+// the end) to FILE, for `go tool pprof -top <binary> FILE`. BATON_DRAIN_STREAMS=K runs K
+// baton.Workers of concurrency/K leases each (one Session stream apiece) instead of one.
 package main
 
 import (
@@ -65,8 +66,14 @@ func main() {
 	runs := make([]atomic.Uint32, jobs)
 	var distinct atomic.Int64
 	all := make(chan struct{})
-	w := baton.NewWorker(client, queue, "drain-1")
-	w.MaxLeases = concurrency
+	streams, _ := strconv.Atoi(os.Getenv("BATON_DRAIN_STREAMS"))
+	streams = max(streams, 1)
+	var ws []*baton.Worker
+	for i := 0; i < streams; i++ {
+		w := baton.NewWorker(client, queue, fmt.Sprintf("drain-%d", i+1))
+		w.MaxLeases = concurrency / streams
+		ws = append(ws, w)
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	if path := os.Getenv("BATON_DRAIN_CPUPROFILE"); path != "" {
 		f, err := os.Create(path)
@@ -80,15 +87,17 @@ func main() {
 	}
 	start := time.Now()
 	stopped := make(chan error)
-	go func() {
-		stopped <- w.Run(ctx, func(_ context.Context, lease *batonv1.Lease) error {
-			i, _ := strconv.Atoi(lease.GetName()[1:])
-			if runs[i].Add(1) == 1 && distinct.Add(1) == int64(jobs) {
-				close(all)
-			}
-			return nil
-		})
-	}()
+	for _, w := range ws {
+		go func() {
+			stopped <- w.Run(ctx, func(_ context.Context, lease *batonv1.Lease) error {
+				i, _ := strconv.Atoi(lease.GetName()[1:])
+				if runs[i].Add(1) == 1 && distinct.Add(1) == int64(jobs) {
+					close(all)
+				}
+				return nil
+			})
+		}()
+	}
 	<-all
 	// Every handler has run; done when the last completions have landed too.
 	for {
@@ -103,8 +112,10 @@ func main() {
 	}
 	seconds := time.Since(start).Seconds()
 	stop()
-	if err := <-stopped; err != nil {
-		log.Fatal(err)
+	for range ws {
+		if err := <-stopped; err != nil {
+			log.Fatal(err)
+		}
 	}
 	duplicates, missing := 0, 0
 	for i := range runs {
