@@ -71,6 +71,7 @@ local function releaseChild(r, child, parent, record, now)
       else
         rcall('HDEL', r.pending, child)
         addWaiting(r.waiting, child, now, r.channel, r.queue)
+        if F.due then F.due[#F.due + 1] = child end
       end
     end
     return 1

@@ -66,7 +66,11 @@
     ARGV[17] releaseLimit (uint)  most children of this queue released here (releasePage) when
                                   finishes here wrote outbox entries (flows.release_inline);
                                   0: all are left to Baton's flows task
-    ARGV[18..] items (items)      one item per lease ended:
+    ARGV[18] announceReleased (bool) 1: a child released here that becomes due is announced
+                                  as any agent due (addWaiting); 0: not, and its name is in
+                                  the answer: the caller acquires from this queue in the same
+                                  round and announces what its acquire did not take (Session)
+    ARGV[19..] items (items)      one item per lease ended:
       name (str)                  agent name
       token (str)                 the lease's token (decimal)
       outcome (str)               SUCCESS | PERMANENT_FORBIDDEN | THROTTLED | TRANSIENT |
@@ -76,16 +80,17 @@
       request (str)               request field "complete|<name>|<token>|<request id>" or ""
       result (bytes)              the result bytes
 
-  Output -> Completions: per item, in order, three numbers:
+  Output -> Completions: first, how many outbox entries are left for Baton to release (0 when
+  the finishes here wrote none, or when this script released all of them), how many children
+  this script released in this queue (their parents finished here), then n and the n names of
+  the children released here that became due unannounced (announceReleased 0; else n is 0).
+  Then per item, in order, three numbers:
     -1, 0, 0                  LEASE_LOST: token stale or unknown; nothing changed
     0, nextRun, streak        RESCHEDULED
     1, 0, 0                   REMOVED: one-shot success, or no definition left
     2, deadLetteredAt, streak DEAD_LETTERED
   A retry with a remembered request field gets the first call's three numbers, its code plus 10
   (10, 11, 12): the same answer, told apart so it is not counted twice.
-  Then two more numbers: how many outbox entries are left for Baton to release (0 when the
-  finishes here wrote none, or when this script released all of them), and how many children
-  this script released in this queue (their parents finished here).
 
   A finish with children of this same queue releases them here, up to releaseLimit, so a
   chain's next step is due (and announced) when this script returns, with no call of the
@@ -135,6 +140,8 @@ local count = #items
 -- Children of this queue are released at the end straight from their parents' live sets
 -- where they can be (releaseDirect), not through outbox entries written and read here.
 if A.releaseLimit > 0 then F.direct = {} end
+-- Children made due here unannounced (announceReleased 0): their names go back to the caller.
+if not A.announceReleased then F.due = {} end
 
 local names = {}
 for i = 1, count do names[i] = items[i].name end
@@ -242,7 +249,7 @@ if (F.direct and #F.direct > 0) or (F.outboxed > 0 and A.releaseLimit > 0) then
   local r = {
     waiting = K.waiting, defs = K.defs, payloads = K.payloads, pending = K.pending, stats = K.stats,
     leases = K.leases, streaks = K.streaks, dlq = K.dlq, dlqinfo = K.dlqinfo, cron = K.cron,
-    channel = channel, queue = queue,
+    channel = A.announceReleased and channel or '', queue = queue,
   }
   released = releaseDirect(r, A.releaseLimit, now)
   if F.outboxed > 0 and released < A.releaseLimit then
@@ -251,6 +258,8 @@ if (F.direct and #F.direct > 0) or (F.outboxed > 0 and A.releaseLimit > 0) then
     if #rest == 0 and rcall('EXISTS', F.outbox) == 0 then F.outboxed = 0 end
   end
 end
-out[#out + 1] = endFinished(channel, queue, now)
-out[#out + 1] = released
-return out
+local due = F.due or {}
+local reply = { endFinished(channel, queue, now), released, #due }
+for _, name in ipairs(due) do reply[#reply + 1] = name end
+for _, v in ipairs(out) do reply[#reply + 1] = v end
+return reply

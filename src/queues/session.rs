@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::pb;
 use crate::queues::leases::{complete_results, lease_pb};
 use crate::queues::store::Queues;
-use crate::queues::store::{Acquired, Completion, HeartbeatItem, Lease};
+use crate::queues::store::{Acquired, Completion, HeartbeatItem, Lease, Unannounced};
 use crate::rpc::auth;
 use crate::store::keys::ChannelKind;
 use crate::store::SourceKind;
@@ -480,10 +480,12 @@ struct Ctx {
 
 impl Ctx {
     /// Applies completions, heartbeats and releases side by side; their answers.
-    async fn flush(&self, p: &Pending) -> Result<pb::SessionResponse> {
+    /// `quiet`: an acquire from this queue (one shard) follows in the same round; children the
+    /// completions make due are answered (the second part) instead of announced.
+    async fn flush(&self, p: &Pending, quiet: bool) -> Result<(pb::SessionResponse, Unannounced)> {
         let mut response = pb::SessionResponse::default();
         if p.is_empty() {
-            return Ok(response);
+            return Ok((response, Vec::new()));
         }
         let store = &self.store;
         let queue = self.queue.as_str();
@@ -494,9 +496,12 @@ impl Ctx {
         }
         let completions = async {
             if p.completions.is_empty() {
-                return Ok(Vec::new());
+                return Ok((Vec::new(), Vec::new()));
             }
-            store.complete_batch(&p.completions).await
+            if quiet {
+                return store.complete_batch_unannounced(&p.completions).await;
+            }
+            Ok((store.complete_batch(&p.completions).await?, Vec::new()))
         };
         let heartbeats = async {
             if p.heartbeats.is_empty() {
@@ -510,7 +515,8 @@ impl Ctx {
             p.releases.iter().map(|(name, token, delay)| store.release(queue, name, *token, *delay)),
         );
         let (done, deadlines, released) = tokio::join!(completions, heartbeats, releases);
-        response.completed = complete_results(&p.completions, done?);
+        let (done, due) = done?;
+        response.completed = complete_results(&p.completions, done);
         let lease_ref = |name: &str, token: u64| pb::LeaseRef {
             queue: queue.to_string(),
             name: name.to_string(),
@@ -531,7 +537,7 @@ impl Ctx {
         if !response.lost.is_empty() {
             metrics::counter!("baton_leases_lost_total", "rpc" => "Session").increment(response.lost.len() as u64);
         }
-        Ok(response)
+        Ok((response, due))
     }
 
     /// Records one step; its answer (a lost lease or a limit is answered on the item, as
@@ -588,11 +594,15 @@ async fn round(
 ) -> (Result<pb::SessionResponse>, Option<Result<Acquired>>, usize) {
     // Each part boxed, and made only when the round has it to do: inline, a round would be as
     // large as both parts together (kilobytes), whatever it does, for as long as it waits.
+    // Children of this queue the completions make due are not announced when this round's
+    // acquire reads the same queue: it usually takes them (a chain's next step), and a wake-up
+    // would only bring this session, or another waiting here, an acquire that finds nothing.
+    let quiet = asked > 0 && ctx.store.shard_count(SourceKind::Queue, &ctx.queue) == 1;
     let flush = async {
         if pending.is_empty() {
-            return Ok(pb::SessionResponse::default());
+            return Ok((pb::SessionResponse::default(), Vec::new()));
         }
-        Box::pin(ctx.flush(&pending)).await
+        Box::pin(ctx.flush(&pending, quiet)).await
     };
     let acquire = async {
         if asked == 0 {
@@ -601,7 +611,47 @@ async fn round(
         Some(Box::pin(ctx.store.acquire(&ctx.queue, &ctx.worker, asked as u32)).await)
     };
     let (answers, got) = tokio::join!(flush, acquire);
+    let answers = match answers {
+        Ok((response, due)) => {
+            if !due.is_empty() && !took_all(&got, asked, &due) {
+                announce_due(&ctx);
+            }
+            Ok(response)
+        }
+        Err(e) => {
+            // The completions may have run (an answer lost): what they made due is announced.
+            if quiet {
+                announce_due(&ctx);
+            }
+            Err(e)
+        }
+    };
     (answers, got, asked)
+}
+
+/// Announces that agents of the queue became due (completions of a quiet flush made them due
+/// and the round's acquire did not take them all), on a task of its own: the round does not
+/// wait for it (nor hold its answers meanwhile). A failure is logged: the agents are due, and
+/// the next acquire of any worker takes them.
+fn announce_due(ctx: &Arc<Ctx>) {
+    let ctx = ctx.clone();
+    tokio::spawn(async move {
+        if let Err(e) = ctx.store.announce_due(&ctx.queue).await {
+            tracing::warn!(queue = ctx.queue, error = %e, "could not announce agents made due");
+        }
+    });
+}
+
+/// Whether an acquire took every agent in `due` and had credit left: then it ran after they
+/// became due (it granted them), and took everything due then, so nobody needs a wake-up for
+/// them (an agent held back by a limit is announced when the limit frees it, as for any grant).
+fn took_all(got: &Option<Result<Acquired>>, asked: usize, due: &[String]) -> bool {
+    let Some(Ok(got)) = got else { return false };
+    if got.leases.len() >= asked {
+        return false;
+    }
+    let granted: std::collections::HashSet<&str> = got.leases.iter().map(|l| l.name.as_str()).collect();
+    due.iter().all(|name| granted.contains(name.as_str()))
 }
 
 /// The first message of a client stream (Session, Receive), which opens it: INVALID_ARGUMENT

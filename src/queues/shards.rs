@@ -263,6 +263,29 @@ impl Queues {
     /// side by side. Per item, in order, what happened, or None when its token was stale or
     /// unknown (that item changed nothing).
     pub async fn complete_batch(&self, items: &[Completion]) -> Result<Vec<Option<Ended>>> {
+        Ok(self.complete_batch_with(items, true).await?.0)
+    }
+
+    /// complete_batch for a caller that acquires from `queue`, which has one shard, in the same
+    /// round (a Session): the children of its queue these completions make due are not
+    /// announced but answered, for the caller to announce unless its acquire took them all.
+    pub(crate) async fn complete_batch_unannounced(
+        &self,
+        items: &[Completion],
+    ) -> Result<(Vec<Option<Ended>>, crate::queues::store::Unannounced)> {
+        self.complete_batch_with(items, false).await
+    }
+
+    /// Announces that agents of `queue` (one shard) became due.
+    pub(crate) async fn announce_due(&self, queue: &str) -> Result<()> {
+        Shard(self).announce_due(queue).await
+    }
+
+    async fn complete_batch_with(
+        &self,
+        items: &[Completion],
+        announce: bool,
+    ) -> Result<(Vec<Option<Ended>>, crate::queues::store::Unannounced)> {
         // A lease that ends by waiting takes a script of its own (waitAgent), so the plain
         // completions' script carries nothing for waits.
         let waits = futures::future::try_join_all(items.iter().enumerate().filter(|(_, c)| c.wait.is_some()).map(
@@ -294,19 +317,20 @@ impl Queues {
         }
         let done = futures::future::try_join_all(groups.iter().map(|(queue, positions)| {
             let batch: Vec<&Completion> = positions.iter().map(|&i| &items[i]).collect();
-            async move { Shard(self).complete_batch(queue, &batch).await }
+            async move { Shard(self).complete_batch(queue, &batch, announce).await }
         }));
         let (done, waits) = futures::future::try_join(done, waits).await?;
-        let mut out = vec![None; items.len()];
+        let (mut out, mut due) = (vec![None; items.len()], Vec::new());
         for (i, ended) in waits {
             out[i] = ended;
         }
-        for ((_, positions), results) in groups.into_iter().zip(done) {
+        for ((_, positions), (results, made_due)) in groups.into_iter().zip(done) {
             for (i, result) in positions.into_iter().zip(results) {
                 out[i] = result;
             }
+            due.extend(made_due);
         }
-        Ok(out)
+        Ok((out, due))
     }
 
     /// Hands a lease back; returns the next run, or None when the agent was unregistered.

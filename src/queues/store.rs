@@ -86,18 +86,31 @@ impl FromReply for Registered {
 
 /// What completeAgents did: per item, in order, (code, time, streak), then how many outbox
 /// entries it left for the flows task, and how many children of the queue it released.
-pub(crate) struct Completions(Vec<(i64, i64, u32)>, i64, i64);
+pub(crate) struct Completions {
+    items: Vec<(i64, i64, u32)>,
+    outboxed: i64,
+    released: i64,
+    /// Children released that became due unannounced (`announceReleased` false).
+    due: Vec<String>,
+}
 
 impl FromReply for Completions {
-    /// `{ (code, time, streak)*, outboxed, released }`
+    /// `{ outboxed, released, n, due name × n, (code, time, streak)* }`
     fn from_reply(mut r: Reply) -> Result<Self> {
+        let (outboxed, released, n): (i64, i64, usize) = (r.next()?, r.next()?, r.next()?);
+        let due = (0..n).map(|_| r.next()).collect::<Result<Vec<String>>>()?;
         let mut items = Vec::with_capacity(r.remaining() / 3);
-        while r.remaining() > 2 {
+        while !r.is_empty() {
             items.push((r.next()?, r.next()?, r.next()?));
         }
-        Ok(Completions(items, r.next()?, r.next()?))
+        Ok(Completions { items, outboxed, released, due })
     }
 }
+
+/// What a completeAgents call answered beside its items: the children it released that became
+/// due without a wake-up (asked for by a caller that acquires from the queue in the same round,
+/// and announces them itself unless its acquire took them all; see `queues::session`).
+pub(crate) type Unannounced = Vec<String>;
 
 /// What an acquire script answered (acquireAgents, or acquireKeyed for a keyed queue).
 pub(crate) enum Acquisition {
@@ -1082,20 +1095,33 @@ impl Shard<'_, Queues> {
     /// Ends leases of one queue (all `items` name it), one script per script_batch items; per
     /// item, what happened, or None when its token was stale or unknown (that item changed
     /// nothing).
-    pub(super) async fn complete_batch(&self, queue: &str, items: &[&Completion]) -> Result<Vec<Option<Ended>>> {
-        let mut out = Vec::with_capacity(items.len());
+    /// `announce` false: children made due are not announced but answered (`Unannounced`).
+    pub(super) async fn complete_batch(
+        &self,
+        queue: &str,
+        items: &[&Completion],
+        announce: bool,
+    ) -> Result<(Vec<Option<Ended>>, Unannounced)> {
+        let (mut out, mut due) = (Vec::with_capacity(items.len()), Vec::new());
         for chunk in self.policy.chunks(items) {
-            out.extend(self.complete_script(queue, chunk).await?);
+            let (ended, made_due) = self.complete_script(queue, chunk, announce).await?;
+            out.extend(ended);
+            due.extend(made_due);
         }
-        Ok(out)
+        Ok((out, due))
     }
 
     /// One completeAgents call.
-    async fn complete_script(&self, queue: &str, items: &[&Completion]) -> Result<Vec<Option<Ended>>> {
+    async fn complete_script(
+        &self,
+        queue: &str,
+        items: &[&Completion],
+        announce: bool,
+    ) -> Result<(Vec<Option<Ended>>, Unannounced)> {
         let (mut k, mut group) = self.grouped_keys(queue);
         let mut tries = 0;
         loop {
-            match self.complete_call(queue, items, &k, &group).await {
+            match self.complete_call(queue, items, &k, &group, announce).await {
                 Err(e) => match self.group_hint(queue, &e) {
                     Some(GroupHint::Group(g)) if tries < 3 => {
                         tries += 1;
@@ -1103,11 +1129,13 @@ impl Shard<'_, Queues> {
                     }
                     Some(GroupHint::Several) if items.len() > 1 => {
                         // Leases granted under several groups: one call per lease.
-                        let mut out = Vec::with_capacity(items.len());
+                        let (mut out, mut due) = (Vec::with_capacity(items.len()), Vec::new());
                         for one in items.chunks(1) {
-                            out.extend(Box::pin(self.complete_script(queue, one)).await?);
+                            let (ended, made_due) = Box::pin(self.complete_script(queue, one, announce)).await?;
+                            out.extend(ended);
+                            due.extend(made_due);
                         }
-                        return Ok(out);
+                        return Ok((out, due));
                     }
                     _ => return Err(e),
                 },
@@ -1123,7 +1151,8 @@ impl Shard<'_, Queues> {
         items: &[&Completion],
         k: &crate::store::keys::QueueKeys,
         group: &str,
-    ) -> Result<Vec<Option<Ended>>> {
+        announce: bool,
+    ) -> Result<(Vec<Option<Ended>>, Unannounced)> {
         let texts: Vec<(String, String)> = items
             .iter()
             .map(|c| {
@@ -1136,6 +1165,7 @@ impl Shard<'_, Queues> {
             keys: k,
             group_name: group,
             release_limit: self.policy.release_inline,
+            announce_released: announce,
             forbidden_ms: agent.permanent_forbidden_backoff_ms,
             throttled_base_ms: agent.throttled_base_ms,
             throttled_multiplier: agent.throttled_multiplier,
@@ -1166,7 +1196,8 @@ impl Shard<'_, Queues> {
                 })
                 .collect(),
         };
-        let Completions(codes, outboxed, released) = self.call_items(Path::WriteBack, call, items.len()).await?;
+        let Completions { items: codes, outboxed, released, due } =
+            self.call_items(Path::WriteBack, call, items.len()).await?;
         if codes.len() != items.len() {
             return Err(Error::Internal(format!("completeAgents: {} answers for {} items", codes.len(), items.len())));
         }
@@ -1186,7 +1217,16 @@ impl Shard<'_, Queues> {
         if released > 0 {
             metrics::counter!("baton_flow_releases_total").increment(released as u64);
         }
-        Ok(out)
+        Ok((out, due))
+    }
+
+    /// Announces that agents of `queue` became due (what a script's addWaiting does), for
+    /// children a completeAgents call made due unannounced.
+    pub(super) async fn announce_due(&self, queue: &str) -> Result<()> {
+        let channel = self.keys.channel(crate::store::keys::ChannelKind::Queue, queue);
+        let command = if self.keys.is_sharded() { "SPUBLISH" } else { "PUBLISH" };
+        self.redis.each(vec![redis::cmd(command).arg(channel).arg(queue).clone()]).await?;
+        Ok(())
     }
 
     /// Hands a lease back; returns the next run, or None when the agent was unregistered.

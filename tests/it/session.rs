@@ -29,9 +29,13 @@ impl Session {
     }
 
     async fn open_with(env: &Env, first: pb::SessionRequest) -> Self {
+        Self::open_on(&env.baton, first).await
+    }
+
+    async fn open_on(baton: &TestBaton, first: pb::SessionRequest) -> Self {
         let (tx, rx) = mpsc::channel(64);
         tx.send(first).await.unwrap();
-        let mut client = env.baton.agents().await;
+        let mut client = baton.agents().await;
         let rx = client.session(ReceiverStream::new(rx)).await.unwrap().into_inner();
         Self { tx, rx }
     }
@@ -273,6 +277,80 @@ async fn session_without_credit_does_not_starve_others() {
     };
     assert_eq!(winner.1.len(), 1, "{} got fifth", winner.0);
     assert_eq!(winner.1[0].name, "fifth");
+}
+
+/// An agent of queue Q run after `parent`, in Q too.
+fn child_of(name: &str, parent: &str) -> pb::Agent {
+    pb::Agent { after: vec![pb::AgentRef { name: parent.into(), ..Default::default() }], ..agent(name, 0, 30_000) }
+}
+
+/// PUBLISH commands Redis ran so far (scripts' included).
+async fn publishes(env: &Env) -> u64 {
+    let mut conn = env.redis.conn().await;
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut conn).await.unwrap();
+    info.lines().find_map(|l| l.strip_prefix("cmdstat_publish:calls=")?.split(',').next()?.parse().ok()).unwrap_or(0)
+}
+
+/// Completions and leases from `s` until `want` leases came.
+async fn leases_from(s: &mut Session, want: usize) -> Vec<pb::Lease> {
+    let mut got = Vec::new();
+    while got.len() < want {
+        got.extend(s.next().await.leases);
+    }
+    got
+}
+
+// A chain's step on a Session: the completion that makes the next step due and the acquire
+// that takes it share a round, so the release announces nothing (a wake-up would only bring
+// this session an acquire that finds nothing).
+#[tokio::test]
+async fn a_chain_step_taken_by_the_same_round_is_not_announced() {
+    let mut env = Env::start().await;
+    register(&mut env.client, Q, vec![agent("a", 0, 30_000)]).await;
+    register(&mut env.client, Q, vec![child_of("b", "a")]).await;
+    let mut s = Session::open(&env, "w", 2).await;
+    let a = leases_from(&mut s, 1).await.pop().unwrap();
+    assert_eq!(a.name, "a");
+    let before = publishes(&env).await;
+    s.send(pb::SessionRequest { credit: 1, completions: vec![done(&a)], ..Default::default() }).await;
+    let b = leases_from(&mut s, 1).await.pop().unwrap();
+    assert_eq!(b.name, "b");
+    assert_eq!(publishes(&env).await - before, 0, "wake-ups published for a step the round took");
+}
+
+// When the round's acquire cannot take every child the completions made due (here it fills its
+// credit of one), they are announced, and a worker waiting on another replica takes the rest.
+#[tokio::test]
+async fn children_the_round_does_not_take_are_announced_to_other_replicas() {
+    let mut env = Env::start().await;
+    let other = TestBaton::start(&env.redis.url(), test_config()).await;
+    register(&mut env.client, Q, vec![agent("p", 0, 30_000)]).await;
+    register(&mut env.client, Q, vec![child_of("c1", "p"), child_of("c2", "p")]).await;
+    let mut s = Session::open(&env, "w1", 1).await;
+    let p = leases_from(&mut s, 1).await.pop().unwrap();
+    assert_eq!(p.name, "p");
+    // w2 waits on the other replica: it ran "warm" and the round that completed it acquired
+    // nothing, so it waits for a wake-up.
+    register(&mut env.client, Q, vec![agent("warm", 0, 30_000)]).await;
+    let open = pb::SessionRequest { open: Some(open("w2")), credit: 1, ..Default::default() };
+    let mut waiting = Session::open_on(&other, open).await;
+    let warm = leases_from(&mut waiting, 1).await.pop().unwrap();
+    waiting.send(pb::SessionRequest { credit: 1, completions: vec![done(&warm)], ..Default::default() }).await;
+    assert_eq!(waiting.next().await.completed.len(), 1);
+    let mut conn = env.redis.conn().await;
+    let subscribers: Vec<(String, u64)> =
+        redis::cmd("PUBSUB").arg("NUMSUB").arg(format!("baton:{{q:{Q}}}:wake")).query_async(&mut conn).await.unwrap();
+    assert_eq!(subscribers[0].1, 2, "both replicas follow the queue");
+    s.send(pb::SessionRequest { credit: 1, completions: vec![done(&p)], ..Default::default() }).await;
+    let mine = leases_from(&mut s, 1).await.pop().unwrap();
+    let theirs = tokio::time::timeout(Duration::from_secs(10), leases_from(&mut waiting, 1))
+        .await
+        .expect("the other replica's worker woken for the child left due")
+        .pop()
+        .unwrap();
+    let mut both = [mine.name, theirs.name];
+    both.sort();
+    assert_eq!(both, ["c1", "c2"]);
 }
 
 // CompleteBatch: per-item results in request order, a stale token rejected on its item only.
