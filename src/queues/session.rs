@@ -610,10 +610,13 @@ async fn round(
         }
         Some(Box::pin(ctx.store.acquire(&ctx.queue, &ctx.worker, asked as u32)).await)
     };
-    let (answers, got) = tokio::join!(flush, acquire);
+    // Polled in this order every time (tokio's join! starts with a different branch at each
+    // poll), so the completions' script is queued on the connection before the acquire, which
+    // then sees what they made due, unless the flush awaits something first.
+    let (answers, got) = futures::join!(flush, acquire);
     let answers = match answers {
         Ok((response, due)) => {
-            if !due.is_empty() && !took_all(&got, asked, &due) {
+            if !due.is_empty() && !took_all(&got, &due) {
                 announce_due(&ctx);
             }
             Ok(response)
@@ -642,14 +645,11 @@ fn announce_due(ctx: &Arc<Ctx>) {
     });
 }
 
-/// Whether an acquire took every agent in `due` and had credit left: then it ran after they
-/// became due (it granted them), and took everything due then, so nobody needs a wake-up for
-/// them (an agent held back by a limit is announced when the limit frees it, as for any grant).
-fn took_all(got: &Option<Result<Acquired>>, asked: usize, due: &[String]) -> bool {
+/// Whether an acquire took every agent in `due`: then nobody needs a wake-up for them. Work due
+/// before them was announced when it became due; this acquire taking its share of that, or not,
+/// changes nothing for the others.
+fn took_all(got: &Option<Result<Acquired>>, due: &[String]) -> bool {
     let Some(Ok(got)) = got else { return false };
-    if got.leases.len() >= asked {
-        return false;
-    }
     let granted: std::collections::HashSet<&str> = got.leases.iter().map(|l| l.name.as_str()).collect();
     due.iter().all(|name| granted.contains(name.as_str()))
 }

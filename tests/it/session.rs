@@ -302,13 +302,13 @@ async fn leases_from(s: &mut Session, want: usize) -> Vec<pb::Lease> {
 
 // A chain's step on a Session: the completion that makes the next step due and the acquire
 // that takes it share a round, so the release announces nothing (a wake-up would only bring
-// this session an acquire that finds nothing).
+// this session an acquire that finds nothing), also when that acquire uses all its credit.
 #[tokio::test]
 async fn a_chain_step_taken_by_the_same_round_is_not_announced() {
     let mut env = Env::start().await;
     register(&mut env.client, Q, vec![agent("a", 0, 30_000)]).await;
     register(&mut env.client, Q, vec![child_of("b", "a")]).await;
-    let mut s = Session::open(&env, "w", 2).await;
+    let mut s = Session::open(&env, "w", 1).await;
     let a = leases_from(&mut s, 1).await.pop().unwrap();
     assert_eq!(a.name, "a");
     let before = publishes(&env).await;
