@@ -63,9 +63,10 @@
     ARGV[15] resultMax (uint)     most finishes kept per queue (results.max_entries)
     ARGV[16] groupName (str) the group whose keys these are ("" for none): a grant counts under the
                             queue's group, a lease end under its record's (groupLimits)
-    ARGV[17] releaseLimit (uint)  most children of this queue released here (releasePage) when
-                                  finishes here wrote outbox entries (flows.release_inline);
-                                  0: all are left to Baton's flows task
+    ARGV[17] releaseLimit (uint)  most children of this queue released here, straight from
+                                  their parents' sets (releaseDirect) or from the outbox
+                                  (releasePage) (flows.release_inline); 0: all are left to
+                                  Baton's flows task
     ARGV[18] announceReleased (bool) 1: a child released here that becomes due is announced
                                   as any agent due (addWaiting); 0: not, and its name is in
                                   the answer: the caller acquires from this queue in the same
@@ -93,8 +94,8 @@
   (10, 11, 12): the same answer, told apart so it is not counted twice.
 
   A finish with children of this same queue releases them here, up to releaseLimit, so a
-  chain's next step is due (and announced) when this script returns, with no call of the
-  flows task in between. Children of other queues, and those past the limit, stay in the outbox
+  chain's next step is due (and announced, unless announceReleased says the caller does) when
+  this script returns, with no call of the flows task in between. Children of other queues, and those past the limit, stay in the outbox
   for the flows task, which the outbox announcement wakes.
 ]]
 local rcall = redis.call
