@@ -81,22 +81,23 @@
       request (str)               request field "complete|<name>|<token>|<request id>" or ""
       result (bytes)              the result bytes
 
-  Output -> Completions: first, how many outbox entries are left for Baton to release (0 when
-  the finishes here wrote none, or when this script released all of them), how many children
-  this script released in this queue (their parents finished here), then n and the n names of
-  the children released here that became due unannounced (announceReleased 0; else n is 0).
-  Then per item, in order, three numbers:
+  Output -> Completions: per item, in order, three numbers:
     -1, 0, 0                  LEASE_LOST: token stale or unknown; nothing changed
     0, nextRun, streak        RESCHEDULED
     1, 0, 0                   REMOVED: one-shot success, or no definition left
     2, deadLetteredAt, streak DEAD_LETTERED
   A retry with a remembered request field gets the first call's three numbers, its code plus 10
   (10, 11, 12): the same answer, told apart so it is not counted twice.
+  Then the names of the children released here that became due unannounced (announceReleased
+  0; none otherwise) and their count n; how many children this script released in this queue
+  (their parents finished here); last, how many outbox entries are left for Baton to release
+  (0 when the finishes here wrote none, or when this script released all of them).
 
   A finish with children of this same queue releases them here, up to releaseLimit, so a
   chain's next step is due (and announced, unless announceReleased says the caller does) when
-  this script returns, with no call of the flows task in between. Children of other queues, and those past the limit, stay in the outbox
-  for the flows task, which the outbox announcement wakes.
+  this script returns, with no call of the flows task in between. Children of other queues,
+  and those past the limit, stay in the outbox for the flows task, which the outbox
+  announcement wakes.
 ]]
 local rcall = redis.call
 --@include publish
@@ -259,8 +260,10 @@ if (F.direct and #F.direct > 0) or (F.outboxed > 0 and A.releaseLimit > 0) then
     if #rest == 0 and rcall('EXISTS', F.outbox) == 0 then F.outboxed = 0 end
   end
 end
+-- The summary goes after the items (Baton reads it from the end), so they are not copied.
 local due = F.due or {}
-local reply = { endFinished(channel, queue, now), released, #due }
-for _, name in ipairs(due) do reply[#reply + 1] = name end
-for _, v in ipairs(out) do reply[#reply + 1] = v end
-return reply
+for _, name in ipairs(due) do out[#out + 1] = name end
+out[#out + 1] = #due
+out[#out + 1] = released
+out[#out + 1] = endFinished(channel, queue, now)
+return out

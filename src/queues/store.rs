@@ -95,10 +95,11 @@ pub(crate) struct Completions {
 }
 
 impl FromReply for Completions {
-    /// `{ outboxed, released, n, due name × n, (code, time, streak)* }`
+    /// `{ (code, time, streak)*, due name × n, n, released, outboxed }`
     fn from_reply(mut r: Reply) -> Result<Self> {
-        let (outboxed, released, n): (i64, i64, usize) = (r.next()?, r.next()?, r.next()?);
-        let due = (0..n).map(|_| r.next()).collect::<Result<Vec<String>>>()?;
+        let (outboxed, released, n): (i64, i64, usize) = (r.last()?, r.last()?, r.last()?);
+        let mut due = (0..n).map(|_| r.last()).collect::<Result<Vec<String>>>()?;
+        due.reverse();
         let mut items = Vec::with_capacity(r.remaining() / 3);
         while !r.is_empty() {
             items.push((r.next()?, r.next()?, r.next()?));

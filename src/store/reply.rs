@@ -31,6 +31,14 @@ impl Reply {
         T::from_redis_value(value).map_err(|e| Error::Internal(format!("{}: {e}", self.script)))
     }
 
+    /// The last field left (a script that appends its summary after a list of unknown length:
+    /// the summary is read from the end, the list from the front).
+    pub(crate) fn last<T: FromRedisValue>(&mut self) -> Result<T> {
+        let value =
+            self.items.next_back().ok_or_else(|| Error::Internal(format!("{}: reply too short", self.script)))?;
+        T::from_redis_value(value).map_err(|e| Error::Internal(format!("{}: {e}", self.script)))
+    }
+
     /// A field scripts send as "" when absent.
     pub(crate) fn next_opt<T: FromRedisValue>(&mut self) -> Result<Option<T>> {
         let value = self.items.next().ok_or_else(|| Error::Internal(format!("{}: reply too short", self.script)))?;
